@@ -1,0 +1,1 @@
+"""The agent loop and what it needs around it (parsing, limits, observations, patch)."""

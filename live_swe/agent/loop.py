@@ -1,0 +1,270 @@
+"""The step loop of DESIGN.md: render, query, parse, execute, observe, check the scaffold, log."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import TemplateError
+
+from live_swe.agent.interfaces import Approver, Hooks, NoHooks, Observer, ScaffoldGuard
+from live_swe.agent.limits import effective_limits
+from live_swe.agent.observation import output_context
+from live_swe.agent.parse import BASH_TOOL, FormatError, parse_action
+from live_swe.config import KernelLimits
+from live_swe.environments.base import Environment, EnvironmentError_, Output
+from live_swe.models.base import Model, ModelError, Reply
+from live_swe.scaffolding.render import render
+from live_swe.session.store import Session
+
+SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+class _Stop(Exception):
+    def __init__(self, status: str, message: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class RunResult:
+    session_id: str
+    status: str
+    steps: int
+    cost: float
+    patch: str
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "status": self.status,
+            "steps": self.steps,
+            "cost": self.cost,
+            "patch": self.patch,
+            "message": self.message,
+        }
+
+
+def is_submission(output: Output) -> bool:
+    lines = output.text.lstrip().splitlines()
+    return bool(lines) and lines[0].strip() == SUBMIT_MARKER
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        env: Environment,
+        session: Session,
+        guard: ScaffoldGuard,
+        limits: KernelLimits,
+        hooks: Hooks | None = None,
+        approver: Approver | None = None,
+        observers: list[Observer] | None = None,
+        patch_fn=None,
+    ):
+        self.model = model
+        self.env = env
+        self.session = session
+        self.guard = guard
+        self.kernel_limits = limits
+        self.hooks = hooks or NoHooks()
+        self.approver = approver
+        self.observers = list(observers or [])
+        self.patch_fn = patch_fn
+        self.messages: list[dict[str, Any]] = []
+        self.step = session.meta.steps
+        self.cost = session.meta.cost
+        self._format_errors = 0
+        self._started = time.monotonic()
+        self._elapsed_before = session.meta.elapsed
+        self._pending_user_note: str | None = None
+
+    # -- events
+    def emit(self, event: dict[str, Any]) -> None:
+        event.setdefault("ts", round(time.time(), 3))
+        self.session.append(event)
+        for observer in self.observers:
+            observer(event)
+
+    def add_message(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self.emit({"t": "message", "step": self.step, "message": message})
+
+    @property
+    def limits(self) -> KernelLimits:
+        return effective_limits(self.kernel_limits, self.guard.current.policy.limits)
+
+    @property
+    def elapsed(self) -> float:
+        return self._elapsed_before + time.monotonic() - self._started
+
+    def send_user_message(self, text: str) -> None:
+        """A message from the person watching (TUI); added before the next query."""
+        self._pending_user_note = text
+
+    # -- rendering
+    def _context(self, **extra: Any) -> dict[str, Any]:
+        scaffold = self.guard.current
+        context = {
+            "repo_dir": self.env.repo_dir,
+            "scaffold_dir": self.env.scaffold_dir,
+            "action_format": scaffold.policy.action_format,
+            "command_timeout": self.limits.command_timeout,
+            "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
+            "step": self.step,
+        }
+        context.update(extra)
+        return context
+
+    def _render(self, role: str, **extra: Any) -> str:
+        return render(self.guard.current.template(role), self._context(**extra))
+
+    def system_message(self) -> dict[str, Any]:
+        return {"role": "system", "content": self._render("system")}
+
+    # -- the run
+    def start(self, task: str, repo_map: str = "") -> None:
+        """Begin a fresh conversation."""
+        self.add_message(self.system_message())
+        self.add_message({"role": "user", "content": self._render("instance", task=task, repo_map=repo_map)})
+
+    def restore(self, messages: list[dict[str, Any]]) -> None:
+        """Continue a conversation from the log (``resume``). A trailing unanswered reply is dropped."""
+        while messages and messages[-1].get("role") == "assistant":
+            messages = messages[:-1]
+        self.messages = list(messages)
+
+    def run(self) -> RunResult:
+        status, message = "error", ""
+        try:
+            while True:
+                self.one_step()
+        except _Stop as stop:
+            status, message = stop.status, stop.message
+        except KeyboardInterrupt:
+            status, message = "interrupted", "interrupted by the user"
+        except (ModelError, EnvironmentError_) as exc:
+            status, message = "error", str(exc)
+        patch = ""
+        if status != "error" or self.patch_fn:
+            try:
+                patch = self.patch_fn() if self.patch_fn else ""
+            except (EnvironmentError_, KeyboardInterrupt) as exc:
+                message = message or f"could not read the patch: {exc}"
+        return self._finish(status, message, patch)
+
+    def _finish(self, status: str, message: str, patch: str) -> RunResult:
+        meta = self.session.meta
+        meta.status, meta.exit_message = status, message
+        meta.steps, meta.cost, meta.elapsed = self.step, self.cost, round(self.elapsed, 3)
+        self.session.write_patch(patch)
+        self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
+        self.session.save_meta()
+        return RunResult(meta.id, status, self.step, self.cost, patch, message)
+
+    def _check_limits(self) -> None:
+        limits = self.limits
+        if self.step >= limits.step_limit:
+            raise _Stop("limits_exceeded", f"step limit of {limits.step_limit} reached")
+        if limits.cost_limit and self.cost >= limits.cost_limit:
+            raise _Stop("limits_exceeded", f"cost limit of ${limits.cost_limit:.2f} reached")
+        if self.elapsed >= limits.wall_time_limit:
+            raise _Stop("limits_exceeded", f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
+
+    def one_step(self) -> None:
+        self._check_limits()
+        self.step += 1
+        if self._pending_user_note:
+            self.add_message({"role": "user", "content": self._pending_user_note})
+            self._pending_user_note = None
+        scaffold = self.guard.current
+        fmt = scaffold.policy.action_format
+        outgoing = self.hooks.transform_messages(self._apply_context_policy(self.messages), self.step)
+        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None)
+        self.cost += reply.cost
+        self.add_message(reply.to_message())
+        try:
+            command = parse_action(reply, fmt)
+        except FormatError as exc:
+            self._on_format_error(reply, str(exc))
+            return
+        self._format_errors = 0
+        command = self._review(reply, command)
+        if command is None:
+            return
+        output = self.env.execute(command, timeout=self.limits.command_timeout)
+        if is_submission(output):
+            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
+            raise _Stop("submitted")
+        observation = self._observation(output)
+        notes = [self.hooks.after_step(self.step, command, output.returncode)]
+        notes += self.guard.after_step(self.step, reply.content)
+        observation = "\n\n".join([observation] + [n for n in notes if n])
+        self._reply_to(reply, observation)
+        self.emit({
+            "t": "step", "step": self.step, "command": command, "returncode": output.returncode,
+            "timed_out": output.timed_out, "cost": self.cost, "elapsed": round(self.elapsed, 3),
+        })
+        self.session.meta.steps, self.session.meta.cost = self.step, self.cost
+        self.session.meta.elapsed = round(self.elapsed, 3)
+        self.session.save_meta()
+
+    def _observation(self, output: Output) -> str:
+        scaffold = self.guard.current
+        output_vars, truncated = output_context(output, scaffold.policy.truncation)
+        reflection = ""
+        if scaffold.policy.reflection.enabled and self.step % scaffold.policy.reflection.every == 0:
+            reflection = self._render("reflection")
+        text = self._render("observation", output=output_vars, truncated=truncated, reflection=reflection)
+        return self.hooks.transform_observation(text, self.step)
+
+    def _reply_to(self, reply: Reply, text: str) -> None:
+        """The answer to a reply: a tool message per call in tool-call mode, else a user message."""
+        if reply.tool_calls:
+            for call in reply.tool_calls:
+                self.add_message({"role": "tool", "tool_call_id": call.id, "content": text})
+        else:
+            self.add_message({"role": "user", "content": text})
+
+    def _on_format_error(self, reply: Reply, reason: str) -> None:
+        self._format_errors += 1
+        self.emit({"t": "format_error", "step": self.step, "reason": reason, "consecutive": self._format_errors})
+        if self._format_errors >= self.limits.max_format_errors:
+            raise _Stop("format_error", f"{self._format_errors} consecutive replies without exactly one action ({reason})")
+        try:
+            text = self._render("format_error", error=reason)
+        except TemplateError:
+            text = f"Your reply was not run: {reason}"
+        self._reply_to(reply, text)
+
+    def _review(self, reply: Reply, command: str) -> str | None:
+        if self.approver is None:
+            return command
+        decision = self.approver(command)
+        self.emit({"t": "review", "step": self.step, "decision": decision.kind, "command": decision.command or command,
+                   "comment": decision.comment})
+        if decision.kind == "approve":
+            return command
+        if decision.kind == "edit" and decision.command.strip():
+            return decision.command
+        comment = f" The user says: {decision.comment}" if decision.comment else ""
+        self._reply_to(reply, f"The user rejected this command; it was not run.{comment}")
+        return None
+
+    def _apply_context_policy(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        keep = self.guard.current.policy.context.keep_last_observations
+        if not keep:
+            return messages
+        observation_indexes = [i for i, m in enumerate(messages) if m["role"] in ("user", "tool")][1:]
+        elide = set(observation_indexes[:-keep]) if len(observation_indexes) > keep else set()
+        if not elide:
+            return messages
+        return [
+            {**m, "content": "[older observation elided by the context policy]"} if i in elide else m
+            for i, m in enumerate(messages)
+        ]

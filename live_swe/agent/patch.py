@@ -1,0 +1,39 @@
+"""The submitted patch: the repository's diff against the starting commit, new files included.
+
+Computed inside the environment with a throwaway index, so the user's own index is untouched.
+Anything under live-swe's own folders is excluded: tools and scaffold never leak into a patch.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from live_swe.environments.base import Environment, EnvironmentError_
+
+EXCLUDED = (".live-swe",)
+
+
+def base_commit(env: Environment) -> str:
+    out = env.execute("git rev-parse --verify HEAD", timeout=30)
+    if out.returncode != 0:
+        raise EnvironmentError_(
+            f"{env.repo_dir} is not a git repository with at least one commit "
+            f"(git said: {out.text.strip()[:200]}). Run `git init && git add -A && git commit -m init` there first."
+        )
+    return out.text.strip().splitlines()[-1]
+
+
+def diff_command(base: str, extra_excludes: tuple[str, ...] = ()) -> str:
+    excludes = " ".join(shlex.quote(f":(exclude){p}") for p in EXCLUDED + extra_excludes)
+    return (
+        'idx="$(mktemp -u)" && export GIT_INDEX_FILE="$idx" && git read-tree HEAD && git add -A . '
+        f"&& git -c core.quotepath=off diff --cached --binary {shlex.quote(base)} -- . {excludes}; "
+        'rc=$?; rm -f "$idx"; exit $rc'
+    )
+
+
+def repository_patch(env: Environment, base: str, extra_excludes: tuple[str, ...] = ()) -> str:
+    out = env.execute(diff_command(base, extra_excludes), timeout=120)
+    if out.returncode != 0:
+        raise EnvironmentError_(f"could not compute the patch in {env.repo_dir}: {out.text.strip()[:500]}")
+    return out.text

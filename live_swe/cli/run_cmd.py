@@ -1,0 +1,105 @@
+"""``live-swe run`` and ``live-swe resume``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, friendly
+
+
+def _progress(event: dict[str, Any]) -> None:
+    kind = event.get("t")
+    if kind == "step":
+        command = event["command"].splitlines()[0][:100]
+        print(f"[step {event['step']}] rc={event['returncode']} $ {command}", file=sys.stderr)
+    elif kind == "format_error":
+        print(f"[step {event['step']}] format error: {event['reason']}", file=sys.stderr)
+    elif kind == "scaffold":
+        print(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}", file=sys.stderr)
+
+
+def _approver(yolo: bool):
+    if yolo:
+        return None
+    if not sys.stdin.isatty():
+        fail("no terminal to confirm commands in; pass --yolo to let the agent run commands without confirmation")
+    from live_swe.cli.approval import TerminalApprover
+
+    return TerminalApprover()
+
+
+def _report(result, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
+              + (f" ({result.message})" if result.message else ""), file=sys.stderr)
+        if result.patch:
+            print(result.patch)
+    if result.status != "submitted":
+        raise typer.Exit(EXIT_NOT_SUBMITTED)
+
+
+@friendly
+def run(
+    task: str = typer.Option(None, "--task", "-t", help="What to do, as text."),
+    task_file: Path = typer.Option(None, "--task-file", help="Read the task from a file."),
+    repo: Path = typer.Option(Path("."), "--repo", help="The git repository to work in."),
+    model: str = typer.Option(None, "--model", "-m", help="scripted:PATH, replay:PATH, local/NAME or a litellm model."),
+    env: str = typer.Option(None, "--env", help="local (default) or docker."),
+    image: str = typer.Option(None, "--image", help="Docker image (docker env)."),
+    scaffold: str = typer.Option(None, "--scaffold", help="seed, session:ID, path:DIR or archive:NODE."),
+    yolo: bool = typer.Option(False, "--yolo", help="Run commands without asking."),
+    step_limit: int = typer.Option(None, "--step-limit", min=1),
+    cost_limit: float = typer.Option(None, "--cost-limit", min=0),
+    wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="Seconds."),
+    command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds per command."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
+) -> None:
+    """Run the agent on a task in a repository."""
+    from live_swe.config import load_settings
+    from live_swe.models.resolve import default_model_name
+    from live_swe.runner import RunHooks, RunRequest, start_run
+
+    if bool(task) == bool(task_file):
+        fail("give the task with exactly one of --task TEXT or --task-file PATH")
+    if task_file:
+        try:
+            task = task_file.read_text()
+        except OSError as exc:
+            fail(f"cannot read the task file {task_file}: {exc.strerror}")
+    settings = load_settings({
+        "model": model, "env": env, "image": image, "scaffold": scaffold,
+        "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
+        "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
+    })
+    approver = _approver(yolo)
+    request = RunRequest(
+        task=task,
+        model=default_model_name(settings.model),
+        repo=repo.resolve(),
+        env=settings.env,
+        image=settings.image,
+        scaffold_ref=settings.scaffold,
+        limits=settings.limits,
+    )
+    hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
+    _report(start_run(request, hooks), as_json)
+
+
+@friendly
+def resume(
+    session_id: str = typer.Argument(..., help="The session to continue."),
+    yolo: bool = typer.Option(False, "--yolo", help="Run commands without asking."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Continue a session from where it stopped, with its evolved scaffold."""
+    from live_swe.runner import RunHooks, resume_run
+
+    hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
+    _report(resume_run(session_id, hooks), as_json)

@@ -1,0 +1,103 @@
+"""User configuration: CLI > environment (LIVE_SWE_*) > config file > defaults.
+
+The config file is ``$LIVE_SWE_HOME/config.yaml``. Unknown keys are rejected with the file named.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ENV_PREFIX = "LIVE_SWE_"
+
+
+class ConfigError(Exception):
+    """A malformed config file or environment value; the message says where and what to fix."""
+
+
+class KernelLimits(BaseModel):
+    """Budgets owned by the kernel. A scaffold can lower them, never raise them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step_limit: int = Field(default=250, ge=1)
+    cost_limit: float = Field(default=3.0, ge=0)
+    wall_time_limit: float = Field(default=3600.0, gt=0)
+    command_timeout: float = Field(default=120.0, gt=0)
+    max_format_errors: int = Field(default=5, ge=1)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    env: str = "local"
+    image: str | None = None
+    scaffold: str = "seed"
+    limits: KernelLimits = KernelLimits()
+
+
+def home() -> Path:
+    """Where live-swe keeps sessions, models, tools and the archive."""
+    override = os.environ.get(ENV_PREFIX + "HOME")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("live-swe", appauthor=False))
+
+
+def config_path() -> Path:
+    return home() / "config.yaml"
+
+
+def _from_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must be a mapping of settings")
+    return data
+
+
+_ENV_KEYS = {
+    "MODEL": ("model",),
+    "ENV": ("env",),
+    "IMAGE": ("image",),
+    "SCAFFOLD": ("scaffold",),
+    "STEP_LIMIT": ("limits", "step_limit"),
+    "COST_LIMIT": ("limits", "cost_limit"),
+    "WALL_TIME_LIMIT": ("limits", "wall_time_limit"),
+    "COMMAND_TIMEOUT": ("limits", "command_timeout"),
+}
+
+
+def _set(data: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    for key in keys[:-1]:
+        data = data.setdefault(key, {})
+    data[keys[-1]] = value
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """Merge defaults, the config file, the environment and CLI overrides (None values ignored)."""
+    path = config_path()
+    data = _from_file(path)
+    for suffix, keys in _ENV_KEYS.items():
+        value = os.environ.get(ENV_PREFIX + suffix)
+        if value not in (None, ""):
+            _set(data, keys, value)
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            _set(data, tuple(dotted.split(".")), value)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"configuration ({path} or {ENV_PREFIX}* variables): {problems}") from exc

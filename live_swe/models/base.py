@@ -1,0 +1,66 @@
+"""The model protocol and the reply it returns.
+
+A model only answers; turning its reply into an action is the kernel's job
+(:mod:`live_swe.agent.parse`), so scripted, replayed and real replies are parsed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+class ModelError(Exception):
+    """A model could not answer: bad configuration, exhausted script, provider failure.
+
+    The message is meant for a person: what went wrong and what to do.
+    """
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, exactly as the provider returned it
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+    def to_message(self) -> dict[str, Any]:
+        """The assistant message as it goes back into the conversation."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+# Called with each piece of text as a model streams it (the TUI shows replies as they arrive).
+TokenSink = Callable[[str], None]
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str
+
+    def query(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        on_token: TokenSink | None = None,
+    ) -> Reply: ...

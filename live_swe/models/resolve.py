@@ -1,0 +1,76 @@
+"""Model strings to models, and the default model when none is given.
+
+``scripted:PATH``, ``replay:PATH``, ``local/NAME`` (the embedded llama.cpp models), and any
+other string goes to litellm (``anthropic/...``, ``openai/...``, ``ollama/...``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from live_swe.models.base import Model, ModelError
+
+# Provider defaults used when that provider's key is set and no model was named.
+PROVIDER_DEFAULTS = (
+    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
+    ("OPENAI_API_KEY", "openai/gpt-5-mini"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.5-pro"),
+    ("OPENROUTER_API_KEY", "openrouter/anthropic/claude-sonnet-4.5"),
+)
+LOCAL_DEFAULT = "local/qwen2.5-coder-0.5b"
+
+
+def make_model(name: str, **options) -> Model:
+    if not name or not name.strip():
+        raise ModelError("empty model name; pass --model (see `live-swe run --help`)")
+    prefix, _, rest = name.partition(":")
+    if prefix == "scripted":
+        from live_swe.models.scripted import ScriptedModel
+
+        return ScriptedModel.from_path(_need_path(name, rest))
+    if prefix == "replay":
+        from live_swe.models.replay import ReplayModel
+
+        return ReplayModel.from_path(_need_path(name, rest))
+    if name.startswith("local/"):
+        from live_swe.models.local import LocalModel
+
+        return LocalModel.from_name(name, **options)
+    if ":" in name.split("/")[0]:
+        raise ModelError(
+            f"unknown model prefix {prefix!r} in {name!r}; use scripted:PATH, replay:PATH, local/NAME, "
+            "or a litellm model such as anthropic/claude-sonnet-4-5"
+        )
+    from live_swe.models.litellm_model import LitellmModel
+
+    return LitellmModel(name, **options)
+
+
+def _need_path(name: str, rest: str) -> str:
+    if not rest:
+        raise ModelError(f"{name!r}: give a path after the colon, e.g. scripted:replies.yaml")
+    return rest
+
+
+def default_model_name(configured: str | None) -> str:
+    """--model/LIVE_SWE_MODEL/config (already merged into ``configured``) > provider key > local."""
+    if configured:
+        return configured
+    for variable, model in PROVIDER_DEFAULTS:
+        if os.environ.get(variable):
+            return model
+    if _local_default_installed():
+        return LOCAL_DEFAULT
+    options = ", ".join(v for v, _ in PROVIDER_DEFAULTS)
+    raise ModelError(
+        "no model to use. Either pass --model (or set LIVE_SWE_MODEL), set one of "
+        f"{options}, or pull the embedded local model with `live-swe models pull {LOCAL_DEFAULT.split('/')[1]}`"
+    )
+
+
+def _local_default_installed() -> bool:
+    try:
+        from live_swe.models.catalog import is_installed
+    except ImportError:
+        return False
+    return is_installed(LOCAL_DEFAULT.split("/", 1)[1])

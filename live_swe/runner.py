@@ -1,0 +1,187 @@
+"""Assemble a run: session, scaffold, environment, model, agent. Used by every front end
+(CLI, TUI, bench, GitHub) so they all start and resume sessions the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from live_swe.agent.interfaces import Approver, Observer
+from live_swe.agent.loop import Agent, RunResult
+from live_swe.agent.patch import base_commit, repository_patch
+from live_swe.config import KernelLimits, home
+from live_swe.environments.base import Environment
+from live_swe.models.base import Model
+from live_swe.session.store import Session, SessionStore
+
+DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
+
+
+@dataclass
+class RunRequest:
+    task: str
+    model: str
+    repo: Path | None = None  # host repository (local env; copied into docker when set)
+    env: str = "local"
+    image: str | None = None
+    repo_dir: str = "/testbed"  # where the repository is inside a container
+    scaffold_ref: str = "seed"
+    limits: KernelLimits = field(default_factory=KernelLimits)
+    session_id: str | None = None
+    parent: str | None = None
+    extra: dict = field(default_factory=dict)
+    repo_map: str = ""
+
+
+@dataclass
+class RunHooks:
+    """What a front end plugs in: command review, event observers, and model/env factories."""
+
+    approver: Approver | None = None
+    observers: list[Observer] = field(default_factory=list)
+    model_factory: Callable[[str], Model] | None = None  # tests inject scripted models directly
+    on_agent: Callable[[Agent], None] | None = None  # the TUI keeps the agent to message it
+
+
+def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str) -> Environment:
+    if request_env == "local":
+        from live_swe.environments.local import LocalEnvironment
+
+        if repo is None:
+            from live_swe.environments.base import EnvironmentError_
+
+            raise EnvironmentError_("the local environment needs a repository (--repo PATH)")
+        return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir)
+    if request_env == "docker":
+        from live_swe.environments.docker import DockerEnvironment
+
+        return DockerEnvironment(
+            image=image or "python:3.11-slim",
+            repo_dir=repo_dir,
+            copy_repo_from=repo,
+            scaffold_host_dir=session.scaffold_dir,
+            scaffold_dir=DOCKER_SCAFFOLD_DIR,
+            labels={"live-swe.session": session.id},
+        )
+    from live_swe.environments.base import EnvironmentError_
+
+    raise EnvironmentError_(f"unknown environment {request_env!r}; use local or docker")
+
+
+def _make_guard(session: Session, env: Environment, limits: KernelLimits):
+    from live_swe.agent.interfaces import StaticScaffold
+    from live_swe.scaffolding.scaffold import load_scaffold
+
+    return StaticScaffold(load_scaffold(session.scaffold_dir))
+
+
+def _make_hooks(session: Session, guard):
+    return None
+
+
+def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks) -> Agent:
+    guard = _make_guard(session, env, limits)
+    base = session.meta.base_commit or ""
+    agent = Agent(
+        model=model,
+        env=env,
+        session=session,
+        guard=guard,
+        limits=limits,
+        hooks=_make_hooks(session, guard),
+        approver=hooks.approver,
+        observers=hooks.observers,
+        patch_fn=lambda: repository_patch(env, base),
+    )
+    if hooks.on_agent:
+        hooks.on_agent(agent)
+    return agent
+
+
+def _model(name: str, hooks: RunHooks) -> Model:
+    if hooks.model_factory:
+        return hooks.model_factory(name)
+    from live_swe.models.resolve import make_model
+
+    return make_model(name)
+
+
+def start_run(request: RunRequest, hooks: RunHooks | None = None, store: SessionStore | None = None) -> RunResult:
+    """Create a session for ``request`` and run it to the end."""
+    from live_swe.scaffolding.refs import materialize
+
+    hooks = hooks or RunHooks()
+    store = store or SessionStore.default()
+    model = _model(request.model, hooks)  # fail on a bad model before anything is created
+    session = store.create(
+        id=request.session_id,
+        task=request.task,
+        model=request.model,
+        env=request.env,
+        image=request.image,
+        repo=str(request.repo) if request.repo else None,
+        scaffold_ref=request.scaffold_ref,
+        parent=request.parent,
+        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir, **request.extra},
+    )
+    env = None
+    try:
+        materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
+        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir)
+        session.meta.repo_dir = env.repo_dir
+        session.meta.base_commit = base_commit(env)
+        session.save_meta()
+        agent = _agent(session, env, model, request.limits, hooks)
+        agent.start(request.task, repo_map=request.repo_map)
+        return agent.run()
+    except Exception as exc:
+        _record_failure(session, exc)
+        raise
+    finally:
+        if env is not None:
+            env.close()
+        session.close()
+
+
+def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
+               limits: KernelLimits | None = None) -> RunResult:
+    """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent."""
+    hooks = hooks or RunHooks()
+    store = store or SessionStore.default()
+    session = store.open(session_id)
+    meta = session.meta
+    limits = limits or KernelLimits(**meta.extra.get("limits", {}))
+    model = _model(meta.model, hooks)
+    events, problems = session.events()
+    for problem in problems:
+        session.append({"t": "log_problem", "detail": problem})
+    messages = [e["message"] for e in events if e.get("t") == "message"]
+    steps = [e for e in events if e.get("t") == "step"]
+    meta.steps = max([e.get("step", 0) for e in steps], default=0)
+    meta.status = "running"
+    env = None
+    try:
+        repo = Path(meta.repo) if meta.repo else None
+        env = _make_env(session, meta.env, meta.image, repo, meta.extra.get("repo_dir", "/testbed"))
+        agent = _agent(session, env, model, limits, hooks)
+        if messages:
+            agent.restore(messages)
+        else:
+            agent.start(meta.task)
+        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
+        return agent.run()
+    except Exception as exc:
+        _record_failure(session, exc)
+        raise
+    finally:
+        if env is not None:
+            env.close()
+        session.close()
+
+
+def _record_failure(session: Session, exc: Exception) -> None:
+    session.meta.status = "error"
+    session.meta.exit_message = str(exc)[:2000]
+    session.append({"t": "end", "status": "error", "message": session.meta.exit_message})
+    session.save_meta()

@@ -1,0 +1,187 @@
+"""Session directories under ``$LIVE_SWE_HOME/sessions/<id>/``::
+
+    meta.json       small metadata, replaced atomically (task, model, status, steps, cost...)
+    events.jsonl    append-only log, one JSON object per line (messages, steps, scaffold changes)
+    patch.diff      the final patch
+    scaffold/       the session's scaffold work tree (what the agent can write)
+    scaffold.git/   its history (outside the tree the agent can write)
+
+Persistence is O(1) per step: one appended line and one small file replace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
+
+
+class SessionError(Exception):
+    """An unknown or unreadable session; the message says which and what to do."""
+
+
+class SessionMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # older sessions may carry fields we dropped
+
+    id: str
+    task: str
+    model: str
+    env: str = "local"
+    image: str | None = None
+    repo: str | None = None  # host path of the repository (local env, or copied into docker)
+    repo_dir: str | None = None  # the repository as commands see it
+    base_commit: str | None = None
+    scaffold_ref: str = "seed"
+    status: str = "running"
+    exit_message: str = ""
+    steps: int = 0
+    cost: float = 0.0
+    elapsed: float = 0.0
+    created_at: str = ""
+    updated_at: str = ""
+    parent: str | None = None  # e.g. the bench run or github issue that started it
+    extra: dict[str, Any] = {}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class Session:
+    def __init__(self, directory: Path, meta: SessionMeta):
+        self.dir = directory
+        self.meta = meta
+        self._log = None
+
+    # -- paths
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+    @property
+    def events_path(self) -> Path:
+        return self.dir / "events.jsonl"
+
+    @property
+    def meta_path(self) -> Path:
+        return self.dir / "meta.json"
+
+    @property
+    def patch_path(self) -> Path:
+        return self.dir / "patch.diff"
+
+    @property
+    def scaffold_dir(self) -> Path:
+        return self.dir / "scaffold"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.dir / "scaffold.git"
+
+    # -- writing
+    def save_meta(self) -> None:
+        self.meta.updated_at = _now()
+        tmp = self.meta_path.with_suffix(".json.tmp")
+        tmp.write_text(self.meta.model_dump_json(indent=2))
+        os.replace(tmp, self.meta_path)
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Append one event line and flush it to the OS (survives ``kill -9`` of this process)."""
+        if self._log is None:
+            self._log = self.events_path.open("a", encoding="utf-8")
+        self._log.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+        self._log.flush()
+
+    def write_patch(self, patch: str) -> None:
+        self.patch_path.write_text(patch)
+
+    def close(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # -- reading
+    def events(self) -> tuple[list[dict[str, Any]], list[str]]:
+        """All readable events, and a description of each line that could not be read."""
+        events, problems = [], []
+        if not self.events_path.exists():
+            return events, problems
+        with self.events_path.open("r", encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                    if not isinstance(event, dict):
+                        raise ValueError("not an object")
+                    events.append(event)
+                except ValueError:
+                    kind = "truncated" if not line.endswith("\n") else "corrupt"
+                    problems.append(f"{self.events_path}:{number}: {kind} line skipped")
+        return events, problems
+
+    def iter_events(self, kind: str) -> Iterator[dict[str, Any]]:
+        for event in self.events()[0]:
+            if event.get("t") == kind:
+                yield event
+
+    def patch(self) -> str:
+        return self.patch_path.read_text() if self.patch_path.exists() else ""
+
+
+class SessionStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @classmethod
+    def default(cls) -> SessionStore:
+        from live_swe.config import home
+
+        return cls(home() / "sessions")
+
+    def create(self, **fields: Any) -> Session:
+        session_id = fields.pop("id", None) or new_session_id()
+        directory = self.root / session_id
+        directory.mkdir(parents=True, exist_ok=False)
+        meta = SessionMeta(id=session_id, created_at=_now(), **fields)
+        session = Session(directory, meta)
+        session.save_meta()
+        return session
+
+    def open(self, session_id: str) -> Session:
+        directory = self.root / session_id
+        path = directory / "meta.json"
+        if not path.exists():
+            raise SessionError(
+                f"no session {session_id!r} under {self.root}; `live-swe sessions list` shows the ones there are"
+            )
+        try:
+            meta = SessionMeta.model_validate_json(path.read_text())
+        except (ValidationError, ValueError) as exc:
+            raise SessionError(f"{path}: session metadata is unreadable ({exc.__class__.__name__}); "
+                               "the event log next to it is untouched") from exc
+        return Session(directory, meta)
+
+    def list(self) -> list[SessionMeta]:
+        if not self.root.is_dir():
+            return []
+        metas = []
+        for directory in sorted(self.root.iterdir()):
+            try:
+                metas.append(self.open(directory.name).meta)
+            except SessionError:
+                continue
+        return metas
