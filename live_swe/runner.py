@@ -167,6 +167,8 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         agent = _agent(session, env, model, limits, hooks)
         if messages:
             agent.restore(messages)
+            if hasattr(model, "skip"):  # scripted and replay models continue where the log stops
+                model.skip(sum(1 for m in agent.messages if m.get("role") == "assistant"))
         else:
             agent.start(meta.task)
         agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})

@@ -59,6 +59,10 @@ class ScriptedModel:
         path = Path(path)
         return cls(load_script(path), name=f"scripted:{path}")
 
+    def skip(self, count: int) -> None:
+        """Continue a resumed session: the first ``count`` replies were already given."""
+        self.calls = min(count, len(self._replies))
+
     def query(self, messages, *, tools=None, on_token: TokenSink | None = None) -> Reply:
         if self.calls >= len(self._replies):
             raise ModelError(
@@ -71,4 +75,4 @@ class ScriptedModel:
         if on_token and reply.content:
             on_token(reply.content)
         chars = sum(len(str(m.get("content") or "")) for m in messages)
-        return Reply(reply.content, reply.tool_calls, Usage(chars // 4, len(reply.content) // 4), 0.0)
+        return Reply(reply.content, reply.tool_calls, Usage(chars // 4, len(reply.content) // 4), reply.cost)

@@ -1,0 +1,178 @@
+"""Models: litellm against a real OpenAI-compatible HTTP server on loopback; replay of trajectories."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import SUBMIT, bash_reply
+
+from live_swe.models.base import ModelError
+from live_swe.models.litellm_model import LitellmModel
+from live_swe.models.replay import ReplayModel
+from live_swe.runner import RunHooks, RunRequest, start_run
+
+
+class FakeOpenAI:
+    """Answers /chat/completions in OpenAI's response shape; failures are queued per test."""
+
+    def __init__(self):
+        self.failures: list[int] = []
+        self.requests: list[dict] = []
+        self.reply_content = bash_reply("ls")
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                if fake.failures:
+                    status = fake.failures.pop(0)
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(json.dumps({"error": {"message": f"status {status}", "type": "x"}}).encode())
+                    return
+                payload = {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": fake.reply_content}}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                }
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def fake_openai():
+    server = FakeOpenAI()
+    yield server
+    server.server.shutdown()
+
+
+def model_for(server, name="openai/live-swe-test-model"):
+    model = LitellmModel(name, api_base=server.url, api_key="sk-test", timeout=10, max_retries=0)
+    model.sleep = lambda seconds: None  # keep the backoff schedule, skip the waiting
+    return model
+
+
+def test_litellm_reply_usage_and_unpriced_model_counts_zero(fake_openai, capsys):
+    model = model_for(fake_openai)
+    reply = model.query([{"role": "user", "content": "hi"}])
+    assert reply.content == bash_reply("ls")
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (11, 7)
+    assert reply.cost == 0.0
+    model.query([{"role": "user", "content": "again"}])
+    warnings = capsys.readouterr().err
+    assert warnings.count("no price known") == 1
+
+
+def test_litellm_retries_server_errors_and_rate_limits(fake_openai):
+    fake_openai.failures = [500, 429, 503]
+    reply = model_for(fake_openai).query([{"role": "user", "content": "hi"}])
+    assert reply.content
+    assert len(fake_openai.requests) == 4
+
+
+def test_litellm_does_not_retry_authentication_or_not_found(fake_openai):
+    for status, word in ((401, "Authentication"), (404, "NotFound")):
+        fake_openai.requests.clear()
+        fake_openai.failures = [status]
+        with pytest.raises(ModelError, match=word):
+            model_for(fake_openai).query([{"role": "user", "content": "hi"}])
+        assert len(fake_openai.requests) == 1
+
+
+def test_litellm_model_drives_the_loop(fake_openai, git_repo):
+    fake_openai.reply_content = SUBMIT
+    request = RunRequest(task="nothing", model="openai/live-swe-test-model", repo=git_repo)
+    result = start_run(request, RunHooks(model_factory=lambda name: model_for(fake_openai, name)))
+    assert result.status == "submitted"
+    assert fake_openai.requests[0]["messages"][0]["role"] == "system"
+
+
+def test_anthropic_prompt_caching_marks_system_and_last_message():
+    from live_swe.models.litellm_model import _cache_control
+
+    marked = _cache_control([{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                             {"role": "assistant", "content": "a"}, {"role": "user", "content": "last"}])
+    assert marked[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert marked[-1]["content"][0]["text"] == "last"
+    assert marked[1]["content"] == "u"
+
+
+def mini_v1_trajectory():
+    return {
+        "info": {"exit_status": "Submitted"},
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "<pr_description>fix add</pr_description>"},
+            {"role": "assistant", "content": "THOUGHT: fix it\n\n```bash\nsed -i 's/a - b/a + b/' calc.py\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>"},
+            {"role": "assistant", "content": "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached\n```"},
+        ],
+        "trajectory_format": "mini-swe-agent-1",
+    }
+
+
+def mini_v2_trajectory():
+    def call(i, command):
+        return {"id": f"call_{i}", "type": "function", "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+
+    return {
+        "info": {"exit_status": "Submitted"},
+        "messages": [
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "fix add"},
+            {"role": "assistant", "content": "Fixing.", "tool_calls": [call(1, "sed -i 's/a - b/a + b/' calc.py")]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "<returncode>0</returncode>"},
+            {"role": "assistant", "content": "", "tool_calls": [call(2, "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")]},
+        ],
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+
+
+def test_replay_mini_swe_agent_v1_text_trajectory(git_repo, tmp_path):
+    path = tmp_path / "v1.traj.json"
+    path.write_text(json.dumps(mini_v1_trajectory()))
+    request = RunRequest(task="fix add", model=f"replay:{path}", repo=git_repo)
+    result = start_run(request)
+    assert result.status == "submitted"
+    assert "+    return a + b" in result.patch
+
+
+def test_replay_mini_swe_agent_v2_tool_call_trajectory(git_repo, tmp_path):
+    from live_swe.scaffolding.refs import materialize
+
+    scaffold = tmp_path / "scaffold"
+    materialize("seed", scaffold)
+    policy = scaffold / "scaffold.yaml"
+    policy.write_text(policy.read_text().replace("action_format: text", "action_format: tool_call"))
+    path = tmp_path / "v2.traj.json"
+    path.write_text(json.dumps(mini_v2_trajectory()))
+    model = ReplayModel.from_path(path)
+    assert [c.name for r in model._replies for c in r.tool_calls] == ["bash", "bash"]
+    request = RunRequest(task="fix add", model=f"replay:{path}", repo=git_repo, scaffold_ref=f"path:{scaffold}")
+    result = start_run(request)
+    assert result.status == "submitted"
+    assert "+    return a + b" in result.patch
+
+
+def test_replay_of_a_file_without_assistant_turns_is_a_clear_error(tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    with pytest.raises(ModelError, match="no assistant messages"):
+        ReplayModel.from_path(path)
