@@ -32,6 +32,7 @@ class RunRequest:
     parent: str | None = None
     extra: dict = field(default_factory=dict)
     repo_map: str = ""
+    labels: dict[str, str] = field(default_factory=dict)  # extra container labels (e.g. a bench batch)
 
 
 @dataclass
@@ -44,7 +45,8 @@ class RunHooks:
     on_agent: Callable[[Agent], None] | None = None  # the TUI keeps the agent to message it
 
 
-def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str) -> Environment:
+def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str,
+              labels: dict[str, str] | None = None) -> Environment:
     if request_env == "local":
         from live_swe.environments.local import LocalEnvironment
 
@@ -62,7 +64,7 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
             copy_repo_from=repo,
             scaffold_host_dir=session.scaffold_dir,
             scaffold_dir=DOCKER_SCAFFOLD_DIR,
-            labels={"live-swe.session": session.id},
+            labels={**(labels or {}), "live-swe.session": session.id},
         )
     from live_swe.environments.base import EnvironmentError_
 
@@ -128,7 +130,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
-        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir)
+        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels)
         session.meta.repo_dir = env.repo_dir
         session.meta.base_commit = base_commit(env)
         session.save_meta()
