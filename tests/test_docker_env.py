@@ -12,11 +12,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import SUBMIT, bash_reply, run_git, write_script
 
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_
-
-from conftest import SUBMIT, bash_reply, run_git, write_script
 
 pytestmark = pytest.mark.docker
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,6 @@ Only bash and the shell builtins are needed in the image (no python, no coreutil
 from __future__ import annotations
 
 import secrets
-import socket
 import struct
 import time
 from typing import Any
@@ -150,7 +149,7 @@ class Channel:
                 self._sock.settimeout(None)
             try:
                 data = self._sock.recv(262144)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 return b""
             except OSError as exc:
                 raise ChannelLost(f"the command channel failed: {exc}") from None

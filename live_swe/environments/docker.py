@@ -15,7 +15,6 @@ import shlex
 import tarfile
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from live_swe.environments import _docker_engine as engine
 from live_swe.environments._docker_channel import Channel, ChannelLost
