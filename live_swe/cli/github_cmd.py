@@ -1,0 +1,77 @@
+"""``live-swe github resolve``: turn an issue into a pull request (what the GitHub Action runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, friendly
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@app.callback()
+def _group() -> None:
+    """GitHub: turn an issue into a pull request."""
+
+
+def _stderr(line: str) -> None:
+    print(f"[live-swe] {line}", file=sys.stderr, flush=True)
+
+
+def _progress(event: dict[str, Any]) -> None:
+    from live_swe.github.redact import redact
+
+    kind = event.get("t")
+    if kind == "step":
+        command = (event.get("command") or "").splitlines()[0][:100] if event.get("command") else ""
+        _stderr(redact(f"step {event['step']} rc={event.get('returncode')} $ {command}"))
+    elif kind == "format_error":
+        _stderr(f"step {event.get('step')}: format error")
+    elif kind in ("scaffold", "tool"):
+        _stderr(redact(f"step {event.get('step')}: {kind} {event.get('kind')} {event.get('name') or ''}".rstrip()))
+
+
+@app.command("resolve")
+@friendly
+def resolve(
+    repo: str = typer.Option(None, "--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)."),
+    issue: int = typer.Option(..., "--issue", min=1, help="The issue number."),
+    base: str = typer.Option(None, "--base", help="Base branch (default: the branch checked out)."),
+    draft: bool = typer.Option(False, "--draft", help="Open the pull request as a draft."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
+    model: str = typer.Option(None, "--model", "-m", help="scripted:PATH, local/NAME or a litellm model."),
+    step_limit: int = typer.Option(None, "--step-limit", min=1),
+    cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="US dollars."),
+    actor: str = typer.Option(None, "--actor", help="Who triggered the run (default: $GITHUB_ACTOR)."),
+    workdir: Path = typer.Option(None, "--workdir", help="The checked-out repository (default: the current directory)."),
+) -> None:
+    """Resolve an issue: run the agent on branch live-swe/issue-N and open or update its pull request.
+
+    Reads GITHUB_TOKEN and GITHUB_API_URL from the environment (never from the command line).
+    """
+    from live_swe.github.api import GitHubClient
+    from live_swe.github.resolve import ResolveOptions, resolve_issue
+    from live_swe.runner import RunHooks
+
+    repo = repo or os.environ.get("GITHUB_REPOSITORY")
+    if not repo:
+        fail("give the repository with --repo OWNER/NAME (or set GITHUB_REPOSITORY)")
+    client = GitHubClient.from_environment(repo, log=_stderr)
+    options = ResolveOptions(
+        repo=repo, issue=issue, workdir=(workdir or Path.cwd()).resolve(), base=base, draft=draft, model=model,
+        step_limit=step_limit, cost_limit=cost_limit, actor=actor,
+    )
+    hooks = RunHooks(observers=[_progress])
+    outcome = resolve_issue(options, client, hooks, log=_stderr)
+    if as_json:
+        print(json.dumps(outcome.to_json()))
+    elif outcome.pr_url:
+        print(outcome.pr_url)
+    if not outcome.ok:
+        raise typer.Exit(EXIT_NOT_SUBMITTED)
