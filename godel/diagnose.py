@@ -1,0 +1,134 @@
+"""Diagnose a parent scaffold from its failed trajectories, and write the self-improvement task.
+
+Only what the agent itself saw and did is read: each failed session's event log (commands, return
+codes, timeouts, format errors, refused scaffold changes, how it ended) and its task text. Hidden
+tests, test patches and gold patches are never read (they are not in a session at all), and only
+sessions from the selection split are passed in by the evolve loop.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_TRAJECTORIES = 4
+LAST_COMMANDS = 6
+EXCERPT = 300
+
+
+@dataclass
+class Trajectory:
+    instance_id: str
+    task: str = ""
+    status: str = "unknown"
+    exit_message: str = ""
+    steps: int = 0
+    format_errors: list[str] = field(default_factory=list)
+    failed_commands: int = 0
+    timeouts: int = 0
+    commands: list[tuple[str, int]] = field(default_factory=list)  # (command, returncode)
+    refused_changes: list[str] = field(default_factory=list)
+    last_observation: str = ""
+    submitted_patch_chars: int = 0
+
+
+def _clip(text: str, limit: int = EXCERPT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def read_trajectory(instance_id: str, session_dir: Path) -> Trajectory:
+    """Summarise one session directory (missing or partial logs give a partial summary)."""
+    trajectory = Trajectory(instance_id)
+    session_dir = Path(session_dir)
+    try:
+        meta = json.loads((session_dir / "meta.json").read_text())
+        trajectory.task = meta.get("task", "")
+        trajectory.status = meta.get("status", "unknown")
+        trajectory.exit_message = meta.get("exit_message", "")
+        trajectory.steps = int(meta.get("steps", 0))
+    except (OSError, ValueError):
+        trajectory.exit_message = "no readable session metadata"
+    events_path = session_dir / "events.jsonl"
+    lines = events_path.read_text(errors="replace").splitlines() if events_path.exists() else []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        kind = event.get("t")
+        if kind == "step" and "command" in event:
+            code = int(event.get("returncode", 0) or 0)
+            trajectory.commands.append((event["command"], code))
+            trajectory.failed_commands += code != 0
+            trajectory.timeouts += bool(event.get("timed_out"))
+        elif kind == "format_error":
+            trajectory.format_errors.append(str(event.get("reason", "")))
+        elif kind == "scaffold" and event.get("kind") in ("reject", "rollback"):
+            trajectory.refused_changes.append(f"{event.get('kind')}: {event.get('why', '')}")
+        elif kind == "tool" and event.get("kind") == "refused":
+            trajectory.refused_changes.append(f"tool {event.get('name')} refused: {event.get('why', '')}")
+        elif kind == "message":
+            message = event.get("message") or {}
+            if message.get("role") in ("user", "tool"):
+                trajectory.last_observation = str(message.get("content") or "")
+    patch = session_dir / "patch.diff"
+    trajectory.submitted_patch_chars = len(patch.read_text(errors="replace")) if patch.exists() else 0
+    return trajectory
+
+
+def describe(trajectory: Trajectory) -> str:
+    lines = [f"### {trajectory.instance_id}: ended `{trajectory.status}` after {trajectory.steps} steps"
+             + (f" ({_clip(trajectory.exit_message, 160)})" if trajectory.exit_message else "")]
+    if trajectory.task:
+        lines.append(f"Task (start): {_clip(trajectory.task)}")
+    lines.append(f"Commands that failed: {trajectory.failed_commands}; timed out: {trajectory.timeouts}; "
+                 f"format errors: {len(trajectory.format_errors)}; submitted patch: "
+                 f"{trajectory.submitted_patch_chars} characters.")
+    if trajectory.format_errors:
+        lines.append("Format errors: " + "; ".join(sorted(set(trajectory.format_errors)))[:EXCERPT])
+    for change in trajectory.refused_changes[:3]:
+        lines.append(f"Refused self-change: {_clip(change, 200)}")
+    if trajectory.commands:
+        lines.append("Last commands (return code):")
+        for command, code in trajectory.commands[-LAST_COMMANDS:]:
+            lines.append(f"- [{code}] {_clip(command, 160)}")
+    if trajectory.last_observation:
+        lines.append(f"Last observation: {_clip(trajectory.last_observation)}")
+    return "\n".join(lines)
+
+
+TASK_HEADER = """\
+You are improving the scaffold of live-swe, a software-engineering agent. The repository you are in
+IS that scaffold: `scaffold.yaml` (its policy: truncation, reflection cadence, context policy,
+budgets, which prompt files), `prompts/*.j2` (Jinja templates the agent sees), `hooks.py` (Python
+hooks, standard library only) and `tools/` (command-line tools registered for the agent).
+
+Below are tasks the agent FAILED with this scaffold, summarised from its own trajectories. Find a
+general weakness behind them and make ONE focused change to the files here that would help on tasks
+like these (not only these). Rules: unknown keys in scaffold.yaml are refused; budgets may only be
+lowered; every template must still render; hooks must compile and import only the standard library.
+Do not commit; edit the files, read them back to check them, then submit with
+`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`.
+"""
+
+
+def improvement_task(parent_id: str, trajectories: list[Trajectory], *, solved: int, total: int) -> str:
+    """The task text given to the agent that makes a child of ``parent_id``."""
+    parts = [TASK_HEADER, f"The scaffold (archive node {parent_id}) resolved {solved} of {total} selection tasks."]
+    if trajectories:
+        parts.append("\n## Failed trajectories\n")
+        parts.extend(describe(t) + "\n" for t in trajectories[:MAX_TRAJECTORIES])
+    else:
+        parts.append("\nIt failed none of them; look for a change that makes it faster or cheaper.")
+    return "\n".join(parts).strip() + "\n"
+
+
+def diagnose(parent_id: str, results: dict[str, bool], sessions: dict[str, str],
+             selection: set[str]) -> str:
+    """The self-improvement task for a parent: its failures on the selection split only."""
+    failed = sorted(i for i, ok in results.items() if not ok and i in selection)
+    trajectories = [read_trajectory(i, Path(sessions[i])) for i in failed if sessions.get(i)]
+    in_split = [i for i in results if i in selection]
+    return improvement_task(parent_id, trajectories, solved=sum(results[i] for i in in_split), total=len(in_split))

@@ -1,0 +1,121 @@
+"""The seam between the Gödel engine and the benchmark runner.
+
+An *evaluator* runs one scaffold on some instances and says which were resolved::
+
+    evaluate(scaffold_ref, instance_ids, out_dir) -> {instance_id: Outcome | bool}
+
+The default, :class:`BenchEvaluator`, is ``live-swe bench run`` + ``bench eval`` (Docker, the
+official harness); tests plug in their own. Everything above this seam (validate, evolve) only sees
+outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Outcome:
+    resolved: bool
+    cost: float = 0.0
+    session_dir: str | None = None  # the instance's session (diagnosis reads its event log)
+    status: str = ""  # how the agent's run ended (submitted, limits_exceeded, error...)
+
+
+Evaluate = Callable[[str, list[str], Path], dict[str, Any]]
+
+
+def normalise(raw: dict[str, Any], instance_ids: list[str]) -> dict[str, Outcome]:
+    """Outcomes for exactly ``instance_ids``: bools become outcomes, missing ones count as unresolved."""
+    outcomes = {}
+    for instance_id in instance_ids:
+        value = raw.get(instance_id)
+        if isinstance(value, Outcome):
+            outcomes[instance_id] = value
+        else:
+            outcomes[instance_id] = Outcome(resolved=bool(value), status="" if value is not None else "missing")
+    return outcomes
+
+
+class BenchEvaluator:
+    """Batch-run a scaffold on a suite in Docker, then evaluate the predictions with the harness."""
+
+    def __init__(self, suite: str, model: str, *, workers: int = 1, limits: Any = None,
+                 model_factory: Callable[[str], Any] | None = None, image_override: str | None = None,
+                 show_progress: bool = False, run_id: str = "godel"):
+        self.suite = suite
+        self.model = model
+        self.workers = workers
+        self.limits = limits
+        self.model_factory = model_factory
+        self.image_override = image_override
+        self.show_progress = show_progress
+        self.run_id = run_id
+
+    def instance_ids(self) -> list[str]:
+        from live_swe.bench.suites import load_suite
+
+        return [i.instance_id for i in load_suite(self.suite).instances]
+
+    def __call__(self, scaffold_ref: str, instance_ids: list[str], out_dir: Path) -> dict[str, Outcome]:
+        from live_swe.bench.batch import run_batch
+
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        options: dict[str, Any] = {
+            "model": self.model, "out": out_dir, "workers": self.workers, "instances": list(instance_ids),
+            "scaffold": scaffold_ref, "show_progress": self.show_progress,
+        }
+        if self.limits is not None:
+            options["limits"] = self.limits
+        if self.model_factory is not None:
+            options["model_factory"] = self.model_factory
+        if self.image_override:
+            options["image_override"] = self.image_override
+        run_batch(self.suite, **options)
+        resolved = self._evaluate(out_dir)
+        runs = _batch_runs(out_dir)
+        return {
+            i: Outcome(resolved=i in resolved, cost=runs.get(i, {}).get("cost", 0.0),
+                       session_dir=runs.get(i, {}).get("session_dir"), status=runs.get(i, {}).get("status", ""))
+            for i in instance_ids
+        }
+
+    def _evaluate(self, out_dir: Path) -> set[str]:
+        from live_swe.bench import evaluate as bench_evaluate
+
+        report = bench_evaluate.evaluate_run(out_dir, run_id=f"{self.run_id}-{out_dir.name}")
+        return set(_resolved_ids(report, out_dir))
+
+
+def _resolved_ids(report: Any, out_dir: Path) -> list[str]:
+    if isinstance(report, dict) and "resolved_ids" in report:
+        return list(report["resolved_ids"])
+    if hasattr(report, "resolved_ids"):
+        return list(report.resolved_ids)
+    import json
+
+    data = json.loads((out_dir / "report.json").read_text())
+    return list(data.get("resolved_ids", []))
+
+
+def _batch_runs(out_dir: Path) -> dict[str, dict[str, Any]]:
+    """Per-instance cost, status and session directory from the batch output folder."""
+    import json
+
+    runs: dict[str, dict[str, Any]] = {}
+    sessions = out_dir / "sessions"
+    if not sessions.is_dir():
+        return runs
+    for meta_path in sessions.glob("*/meta.json"):
+        try:
+            meta = json.loads(meta_path.read_text())
+        except ValueError:
+            continue
+        instance_id = (meta.get("extra") or {}).get("instance_id") or meta_path.parent.name
+        runs[instance_id] = {"cost": float(meta.get("cost", 0.0)), "status": meta.get("status", ""),
+                             "session_dir": str(meta_path.parent)}
+    return runs
