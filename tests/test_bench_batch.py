@@ -1,0 +1,316 @@
+"""Batch runs in Docker on a small suite built here: predictions, resume, failures, kill -9, Ctrl-C.
+
+The suite's images are built FROM the registry-free base image with each repository at /testbed;
+the only stand-in is the language model (scripted replies, per instance).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SUBMIT, bash_reply
+
+from live_swe.bench.batch import BATCH_FILE, BATCH_LABEL, run_batch
+from live_swe.bench.preds import JsonlAppender, cut_torn_tail, read_jsonl, read_preds
+from live_swe.models.base import Reply
+from live_swe.models.scripted import ScriptedModel
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MISSING_IMAGE = "live-swe-test-bench-missing:never-built"
+
+REPOS = {
+    "calc": {
+        "calc/__init__.py": "",
+        "calc/ops.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+        "tests/test_ops.py": "from calc.ops import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    },
+    "text": {
+        "text/__init__.py": "",
+        "text/words.py": "def count_words(s):\n    return len(s.split(' '))\n",
+    },
+}
+
+FIXES = {
+    "calc": "sed -i 's/return a - b/return a + b/' calc/ops.py",
+    "text": "sed -i \"s/s.split(' ')/s.split()/\" text/words.py",
+}
+
+
+# -- the suite -------------------------------------------------------------------------------------
+
+
+def _build_image(docker_client, base_image: str, context: Path, files: dict[str, str], tag: str) -> str:
+    repo = context / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    (context / "Dockerfile").write_text(textwrap.dedent("""\
+        ARG BASE
+        FROM ${BASE}
+        COPY repo /testbed
+        RUN cd /testbed && git init -q -b main && git add -A \\
+            && git -c user.email=dev@example.com -c user.name=Dev commit -q -m initial
+        WORKDIR /testbed
+        """))
+    docker_client.images.build(path=str(context), tag=tag, buildargs={"BASE": base_image}, rm=True)
+    return tag
+
+
+@pytest.fixture(scope="module")
+def suite_images(docker_client, base_image, tmp_path_factory):
+    tags = {}
+    for name, files in REPOS.items():
+        context = tmp_path_factory.mktemp(f"image-{name}")
+        tags[name] = _build_image(docker_client, base_image, context, files, f"live-swe-test-bench-{name}:latest")
+    yield tags
+    for tag in tags.values():
+        try:
+            docker_client.images.remove(tag, force=True)
+        except Exception:  # noqa: BLE001 - a shared engine; leftovers are only disk
+            pass
+
+
+def _row(instance_id: str, repo: str, image: str, problem: str) -> dict:
+    return {
+        "instance_id": instance_id, "repo": f"example/{repo}", "base_commit": "HEAD", "patch": "",
+        "test_patch": "", "problem_statement": problem, "hints_text": "", "version": "0.1",
+        "FAIL_TO_PASS": json.dumps(["tests/test_ops.py::test_add"]), "PASS_TO_PASS": "[]",
+        "environment_setup_commit": "HEAD", "eval_script": "", "log_parser": "pytest", "eval_type": "pass_and_fail",
+        "image": image,
+    }
+
+
+def make_suite(directory: Path, rows: list[dict]) -> str:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return f"local:{directory}"
+
+
+@pytest.fixture
+def suite(tmp_path, suite_images) -> str:
+    return make_suite(tmp_path / "suite", [
+        _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts instead of adding."),
+        _row("example__text-2", "text", suite_images["text"], "count_words('a  b') returns 3, expected 2."),
+        _row("example__calc-3", "calc", suite_images["calc"], "mul() is fine; add() is wrong."),
+    ])
+
+
+def fixing_models(calls: list[str] | None = None):
+    """A model factory whose model fixes the instance's repository, then submits."""
+
+    def factory(name: str, instance) -> ScriptedModel:
+        if calls is not None:
+            calls.append(instance.instance_id)
+        kind = instance.repo.split("/")[1]
+        return ScriptedModel([Reply(bash_reply(FIXES[kind], "Fix it.")), Reply(SUBMIT)], name=name)
+
+    return factory
+
+
+def batch_containers(docker_client, batch_id: str) -> list:
+    return docker_client.containers.list(all=True, filters={"label": f"{BATCH_LABEL}={batch_id}"})
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+# -- files (no Docker) -----------------------------------------------------------------------------
+
+
+def test_a_torn_last_line_is_cut_and_appending_continues(tmp_path):
+    path = tmp_path / "preds.jsonl"
+    path.write_text('{"instance_id": "a", "model_patch": "x"}\n{"instance_id": "b", "model_pa')
+    assert list(read_preds(path)) == ["a"]  # readers skip the torn line
+    with JsonlAppender(path) as appender:
+        assert appender.torn_bytes == len('{"instance_id": "b", "model_pa')
+        appender.append({"instance_id": "c", "model_patch": "y"})
+    assert [json.loads(line)["instance_id"] for line in path.read_text().splitlines()] == ["a", "c"]
+    assert cut_torn_tail(path) == 0
+
+
+def test_the_last_prediction_of_an_instance_wins(tmp_path):
+    path = tmp_path / "preds.jsonl"
+    with JsonlAppender(path) as appender:
+        appender.append({"instance_id": "a", "model_patch": "old"})
+        appender.append({"instance_id": "b", "model_patch": "b"})
+        appender.append({"instance_id": "a", "model_patch": "new"})
+    preds = read_preds(path)
+    assert preds["a"]["model_patch"] == "new" and len(preds) == 2
+
+
+# -- batches in Docker -----------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_batch_writes_predictions_then_skips_and_redoes(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    calls: list[str] = []
+    summary = run_batch(suite, model="scripted-fixer", out=out, workers=2, model_factory=fixing_models(calls),
+                        show_progress=False)
+    assert (summary.total, summary.done, summary.submitted, summary.failed, summary.skipped) == (3, 3, 3, 0, 0)
+    preds = read_preds(out / "preds.jsonl")
+    assert sorted(preds) == ["example__calc-1", "example__calc-3", "example__text-2"]
+    for pred in preds.values():
+        assert pred["model_name_or_path"] == "scripted-fixer"
+        assert pred["status"] == "submitted"
+        assert (out / "sessions" / pred["session"] / "events.jsonl").is_file()
+    assert "-    return a - b\n+    return a + b" in preds["example__calc-1"]["model_patch"]
+    assert "+    return len(s.split())" in preds["example__text-2"]["model_patch"]
+    assert ".live-swe" not in preds["example__calc-1"]["model_patch"]  # the scaffold never leaks in
+    results = read_jsonl(out / "results.jsonl")
+    assert {r["status"] for r in results} == {"submitted"}
+    assert all({"setup", "agent", "patch", "teardown"} <= set(r["timings"]) for r in results)
+    batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
+    assert batch_containers(docker_client, batch_id) == []
+
+    again = run_batch(suite, model="scripted-fixer", out=out, workers=2, model_factory=fixing_models(calls),
+                      show_progress=False)
+    assert (again.skipped, again.done) == (3, 0)
+    assert len(calls) == 3  # nothing ran
+    assert len((out / "preds.jsonl").read_text().splitlines()) == 3
+
+    redo = run_batch(suite, model="scripted-fixer", out=out, instances=["example__text-2"], redo=True,
+                     model_factory=fixing_models(calls), show_progress=False)
+    assert (redo.total, redo.done, redo.skipped) == (1, 1, 0)
+    assert calls[-1] == "example__text-2"
+    lines = (out / "preds.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and json.loads(lines[-1])["session"] == "example__text-2.2"
+    assert (out / "sessions" / "example__text-2.2" / "meta.json").is_file()
+
+
+@pytest.mark.docker
+def test_a_missing_image_fails_that_instance_at_once_and_the_rest_finish(tmp_path, suite_images):
+    suite = make_suite(tmp_path / "suite", [
+        _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts."),
+        _row("example__gone-9", "calc", MISSING_IMAGE, "Never runs."),
+        _row("example__text-2", "text", suite_images["text"], "Split on any whitespace."),
+    ])
+    out = tmp_path / "run"
+    summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(), show_progress=False)
+    assert (summary.done, summary.failed) == (2, 1)
+    failed = next(r for r in summary.records if r["instance_id"] == "example__gone-9")
+    assert failed["status"] == "error" and failed["elapsed"] < 5
+    assert MISSING_IMAGE in failed["reason"]
+    assert f"live-swe bench images {suite} --build" in failed["reason"]
+    assert sorted(read_preds(out / "preds.jsonl")) == ["example__calc-1", "example__text-2"]
+    assert [r["instance_id"] for r in read_jsonl(out / "results.jsonl") if r["status"] == "error"] == ["example__gone-9"]
+
+
+@pytest.mark.docker
+def test_a_crashing_or_exhausted_model_is_recorded_and_retried_next_time(suite, tmp_path):
+    out = tmp_path / "run"
+
+    def flaky(name, instance):
+        if instance.instance_id == "example__calc-1":
+            raise RuntimeError("provider exploded")
+        if instance.instance_id == "example__text-2":
+            return ScriptedModel([Reply(bash_reply("ls"))], name=name)  # runs out before submitting
+        return fixing_models()(name, instance)
+
+    summary = run_batch(suite, model="m", out=out, model_factory=flaky, show_progress=False)
+    by_id = {r["instance_id"]: r for r in summary.records}
+    assert by_id["example__calc-1"]["reason"] == "RuntimeError: provider exploded"
+    assert by_id["example__text-2"]["status"] == "error" and "ran out" in by_id["example__text-2"]["reason"]
+    assert (summary.done, summary.failed) == (1, 2)
+    assert list(read_preds(out / "preds.jsonl")) == ["example__calc-3"]
+
+    second = run_batch(suite, model="m", out=out, model_factory=fixing_models(), show_progress=False)
+    assert (second.skipped, second.done, second.failed) == (1, 2, 0)
+
+
+# A batch in its own process: instance 1 submits at once, instance 2 sleeps in its container.
+_CHILD = textwrap.dedent("""\
+    import sys
+    from pathlib import Path
+    from live_swe.bench.batch import run_batch
+    from live_swe.models.base import Reply
+    from live_swe.models.scripted import ScriptedModel
+
+    def bash(cmd):
+        return Reply("THOUGHT: go.\\n\\n```bash\\n" + cmd + "\\n```")
+
+    def factory(name, instance):
+        if instance.instance_id == "example__calc-1":
+            return ScriptedModel([bash("sed -i 's/a - b/a + b/' calc/ops.py"),
+                                  bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")], name=name)
+        return ScriptedModel([bash("sleep 120"), bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")], name=name)
+
+    run_batch(sys.argv[1], model="m", out=Path(sys.argv[2]), workers=1, model_factory=factory, show_progress=False)
+    """)
+
+
+def _start_child(suite: str, out: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-c", _CHILD, suite, str(out)], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _running_sleep(out: Path, docker_client):
+    """The batch id once instance 2's container exists (its agent is then sleeping)."""
+    try:
+        batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return batch_id if batch_containers(docker_client, batch_id) and read_preds(out / "preds.jsonl") else None
+
+
+@pytest.mark.docker
+def test_resume_after_kill_9_skips_what_was_done_and_redoes_the_rest(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    child = _start_child(suite, out)
+    try:
+        batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
+        assert batch_id, child.stdout.read().decode() if child.poll() is not None else "batch never got going"
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
+    # The killed process's container goes with it (its stdin closes), nothing left with the batch label.
+    assert wait_for(lambda: batch_containers(docker_client, batch_id) == [], timeout=30)
+
+    calls: list[str] = []
+    summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False)
+    assert (summary.skipped, summary.done, summary.failed) == (1, 2, 0)
+    assert calls == ["example__text-2", "example__calc-3"]
+    preds = read_preds(out / "preds.jsonl")
+    assert sorted(preds) == ["example__calc-1", "example__calc-3", "example__text-2"]
+    assert preds["example__text-2"]["session"] == "example__text-2.2"  # the killed attempt's session is kept
+    assert json.loads((out / "sessions" / "example__text-2" / "meta.json").read_text())["status"] == "running"
+    assert batch_containers(docker_client, batch_id) == []
+
+
+@pytest.mark.docker
+def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    child = _start_child(suite, out)
+    try:
+        batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
+        assert batch_id, "batch never got going"
+        started = time.monotonic()
+        os.kill(child.pid, signal.SIGINT)
+        child.wait(timeout=60)
+        assert time.monotonic() - started < 30  # it did not wait for `sleep 120`
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert batch_containers(docker_client, batch_id) == []
+    assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
+    statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
+    assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
