@@ -65,24 +65,23 @@ class BenchEvaluator:
 
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        options: dict[str, Any] = {
-            "model": self.model, "out": out_dir, "workers": self.workers, "instances": list(instance_ids),
-            "scaffold": scaffold_ref, "show_progress": self.show_progress,
-        }
-        if self.limits is not None:
-            options["limits"] = self.limits
-        if self.model_factory is not None:
-            options["model_factory"] = self.model_factory
-        if self.image_override:
-            options["image_override"] = self.image_override
-        run_batch(self.suite, **options)
-        resolved = self._evaluate(out_dir)
+        summary = run_batch(
+            self.suite, model=self.model, out=out_dir, workers=self.workers, instances=list(instance_ids),
+            scaffold=scaffold_ref, limits=self.limits, image_override=self.image_override,
+            model_factory=self.model_factory, show_progress=self.show_progress,
+        )
+        if summary.interrupted:
+            raise KeyboardInterrupt
         runs = _batch_runs(out_dir)
-        return {
-            i: Outcome(resolved=i in resolved, cost=runs.get(i, {}).get("cost", 0.0),
-                       session_dir=runs.get(i, {}).get("session_dir"), status=runs.get(i, {}).get("status", ""))
-            for i in instance_ids
-        }
+        resolved = self._evaluate(out_dir) if runs else set()
+        outcomes = {}
+        for instance_id in instance_ids:
+            run = runs.get(instance_id)
+            if run is None:  # the agent never finished (an infrastructure failure): not resolved
+                outcomes[instance_id] = Outcome(False, status="error")
+            else:
+                outcomes[instance_id] = Outcome(instance_id in resolved, run["cost"], run["session_dir"], run["status"])
+        return outcomes
 
     def _evaluate(self, out_dir: Path) -> set[str]:
         from live_swe.bench import evaluate as bench_evaluate
@@ -103,19 +102,15 @@ def _resolved_ids(report: Any, out_dir: Path) -> list[str]:
 
 
 def _batch_runs(out_dir: Path) -> dict[str, dict[str, Any]]:
-    """Per-instance cost, status and session directory from the batch output folder."""
-    import json
+    """Finished instances of a batch folder: cost, status and session directory (from preds.jsonl)."""
+    from live_swe.bench.batch import SESSIONS_DIR
+    from live_swe.bench.preds import PREDS_FILE, read_preds
 
-    runs: dict[str, dict[str, Any]] = {}
-    sessions = out_dir / "sessions"
-    if not sessions.is_dir():
-        return runs
-    for meta_path in sessions.glob("*/meta.json"):
-        try:
-            meta = json.loads(meta_path.read_text())
-        except ValueError:
-            continue
-        instance_id = (meta.get("extra") or {}).get("instance_id") or meta_path.parent.name
-        runs[instance_id] = {"cost": float(meta.get("cost", 0.0)), "status": meta.get("status", ""),
-                             "session_dir": str(meta_path.parent)}
+    runs = {}
+    for instance_id, pred in read_preds(out_dir / PREDS_FILE).items():
+        session = pred.get("session")
+        runs[instance_id] = {
+            "cost": float(pred.get("cost") or 0.0), "status": pred.get("status", ""),
+            "session_dir": str(out_dir / SESSIONS_DIR / session) if session else None,
+        }
     return runs

@@ -102,13 +102,60 @@ def _hooks(child) -> list[str]:
     return []
 
 
-def check_child(parent_dir: Path, child_dir: Path, kernel: KernelLimits | None = None) -> list[str]:
-    """Every reason ``child_dir`` may not enter the archive (empty when it passes)."""
-    kernel = kernel or KernelLimits()
-    problems, child = _schema_and_budgets(Path(parent_dir), Path(child_dir), kernel)
+def _fallback_check(parent_dir: Path, child_dir: Path, kernel: KernelLimits) -> list[str]:
+    problems, child = _schema_and_budgets(parent_dir, child_dir, kernel)
     if child is None:
         return problems
     return problems + _templates(child) + _hooks(child)
+
+
+def _changed_tools(parent_dir: Path, child_dir: Path, tools_dir: str) -> list[Path]:
+    import filecmp
+
+    folder = child_dir / tools_dir
+    if not folder.is_dir():
+        return []
+    changed = []
+    for path in sorted(folder.iterdir()):
+        before = parent_dir / tools_dir / path.name
+        if not before.is_file() or not path.is_file() or not filecmp.cmp(before, path, shallow=False):
+            changed.append(path)
+    return changed
+
+
+def _evolution_check(parent_dir: Path, child_dir: Path, kernel: KernelLimits) -> list[str]:
+    """The session gates of live_swe.evolution, applied to the child as one change to its parent."""
+    from live_swe.environments.local import LocalEnvironment
+    from live_swe.evolution.gates import Refused, check_scaffold
+    from live_swe.evolution.hook_worker import smoke_test
+    from live_swe.evolution.tool_gates import tool_problem
+    from live_swe.scaffolding.scaffold import ScaffoldError, load_scaffold
+
+    try:
+        parent = load_scaffold(parent_dir)
+    except ScaffoldError as exc:
+        return [f"parent scaffold unreadable: {exc}"]
+    try:
+        scaffold = check_scaffold(child_dir, parent, kernel, smoke=smoke_test)
+    except Refused as exc:
+        return [str(exc)]
+    problems = []
+    env = LocalEnvironment(child_dir, scaffold_dir=child_dir, tools_subdir=scaffold.policy.tools_dir)
+    for path in _changed_tools(parent_dir, child_dir, scaffold.policy.tools_dir):
+        problem = tool_problem(path, env, str(path))
+        if problem:
+            problems.append(f"tool {path.name}: {problem}")
+    return problems
+
+
+def check_child(parent_dir: Path, child_dir: Path, kernel: KernelLimits | None = None) -> list[str]:
+    """Every reason ``child_dir`` may not enter the archive (empty when it passes)."""
+    kernel = kernel or KernelLimits()
+    try:
+        import live_swe.evolution.gates  # noqa: F401 - the session gates, when installed
+    except ImportError:
+        return _fallback_check(Path(parent_dir), Path(child_dir), kernel)
+    return _evolution_check(Path(parent_dir), Path(child_dir), kernel)
 
 
 def summarize(problems: list[str]) -> str:
