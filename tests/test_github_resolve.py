@@ -344,3 +344,28 @@ def test_cli_unknown_repository_is_one_clear_line(fake, world, tmp_path):
     done = cli(fake, checkout, script, "--repo", "octo/nope")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "404 Not Found for issue #7 in octo/nope" in done.stderr and "lacks access" in done.stderr
+
+
+def test_pull_request_created_meanwhile_is_updated_not_duplicated(fake, world):
+    origin, checkout = world
+    original = fake._create_pull
+
+    def racing(body):  # another run opens the pull request just before ours
+        original(body)
+        return original(body)
+
+    fake._create_pull = racing
+    outcome = resolve(fake, checkout, [FIX, SUBMIT])
+    assert outcome.status == "updated" and len(fake.pulls) == 1
+    assert [r.status for r in fake.seen("POST", "/pulls")] == [422]
+    assert len(fake.seen("PATCH", "/pulls/8")) == 1
+
+
+def test_rerun_from_its_own_branch_needs_a_base(fake, world):
+    origin, checkout = world
+    resolve(fake, checkout, [FIX, SUBMIT])
+    with pytest.raises(GitError, match="pass --base BRANCH"):
+        resolve(fake, checkout, [FIX, SUBMIT])
+    second = resolve(fake, checkout, [FIX, SUBMIT], base="main")
+    assert second.status == "updated"
+    assert run_git(origin, "rev-list", "--count", f"main..{BRANCH}").strip() == "1"

@@ -120,7 +120,11 @@ class Checkout:
         if not base:
             if self.repo.head.is_detached:
                 raise GitError(f"{self.path} is on a detached HEAD; pass --base BRANCH")
-            return self.repo.active_branch.name, self.repo.head.commit.hexsha
+            name = self.repo.active_branch.name
+            if name.startswith("live-swe/"):
+                raise GitError(f"{self.path} has live-swe's own branch {name} checked out; pass --base BRANCH "
+                               "(or check out the base branch) so the change is not stacked on an earlier run")
+            return name, self.repo.head.commit.hexsha
         if base.startswith("-"):
             raise GitError(f"--base {base!r} is not a branch name")
         try:

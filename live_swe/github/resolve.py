@@ -18,7 +18,7 @@ from typing import Any
 
 from live_swe.errors import UserError
 from live_swe.github import summary
-from live_swe.github.api import GitHubClient
+from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
 from live_swe.github.redact import contains_secret, redact
 
@@ -196,12 +196,7 @@ def resolve_issue(
         say(f"pushed {branch}")
         body = summary.pr_body(facts, checkout.diffstat(base_sha), events, hidden)
         title = summary.pr_title(number, issue.get("title") or "")
-        existing = client.open_pull(branch)
-        if existing:
-            pull = client.update_pull(existing["number"], title=title, body=body)
-        else:
-            pull = client.create_pull(title=title, head=branch, base=base_name, body=body, draft=options.draft)
-        updated = existing is not None
+        pull, updated = _open_or_update_pull(client, branch, base_name, title, body, options.draft)
         client.create_comment(number, summary.link_comment(pull["number"], pull["html_url"], updated, facts))
     except Exception as exc:
         _comment_quietly(client, number, summary.error_comment(str(exc), hidden), say)
@@ -210,6 +205,21 @@ def resolve_issue(
     outcome.pr_number, outcome.pr_url = pull["number"], pull["html_url"]
     say(f"{outcome.status} pull request #{pull['number']}: {pull['html_url']}")
     return outcome
+
+
+def _open_or_update_pull(client: GitHubClient, branch: str, base: str, title: str, body: str,
+                         draft: bool) -> tuple[dict[str, Any], bool]:
+    """The branch's open pull request with a fresh title and body, or a new one. True when updated."""
+    existing = client.open_pull(branch)
+    if existing is None:
+        try:
+            return client.create_pull(title=title, head=branch, base=base, body=body, draft=draft), False
+        except GitHubError as exc:
+            # 422 "already exists": one appeared meanwhile (a retried request, a parallel run)
+            existing = client.open_pull(branch) if exc.status == 422 else None
+            if existing is None:
+                raise
+    return client.update_pull(existing["number"], title=title, body=body), True
 
 
 def _session_events(session_id: str, store) -> list[dict[str, Any]]:
