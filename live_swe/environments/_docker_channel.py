@@ -116,7 +116,11 @@ class Channel:
         )["Id"]
         self._sock_io = api.exec_start(exec_id, socket=True)  # keep a reference: it owns the fd
         self._sock = getattr(self._sock_io, "_sock", self._sock_io)
-        self._handshake()
+        try:
+            self._handshake()
+        except BaseException:
+            self.close()
+            raise
 
     # -- framing ------------------------------------------------------------------------------
 

@@ -61,7 +61,8 @@ def connect() -> Any:
     """A docker client whose engine answered a ping."""
     docker = import_docker()
     try:
-        client = docker.from_env()
+        # generous: copying a large repository in is one request
+        client = docker.from_env(timeout=300)
         client.ping()
     except docker.errors.DockerException as exc:
         raise engine_error(exc) from None
@@ -119,7 +120,8 @@ def ensure_image(client: Any, image: str, *, pull: bool) -> dict:
 
 _live: dict[str, Any] = {}  # container id -> api client, for the exit-time sweep
 _lock = threading.Lock()
-_installed = False
+_sweep_registered = False
+_signals_installed = False
 
 
 def track(api: Any, container_id: str) -> None:
@@ -163,13 +165,14 @@ def _exit_on_signal(signum, frame) -> None:
 
 
 def _install_handlers() -> None:
-    global _installed
-    if _installed:
+    global _sweep_registered, _signals_installed
+    if not _sweep_registered:
+        _sweep_registered = True
+        atexit.register(_sweep)
+    # Signal handlers can only be set from the main thread: retry until a call comes from there.
+    if _signals_installed or threading.current_thread() is not threading.main_thread():
         return
-    _installed = True
-    atexit.register(_sweep)
-    if threading.current_thread() is not threading.main_thread():
-        return
+    _signals_installed = True
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
             if signal.getsignal(sig) in (signal.SIG_DFL, None):

@@ -97,7 +97,9 @@ class DockerEnvironment:
             self._keeper = self._api.attach_socket(self.container_id, params={"stdin": 1, "stream": 1})
             self._api.start(self.container_id)
         except docker.errors.APIError as exc:
-            raise EnvironmentError_(f"could not start a container from {self.image!r}: {exc.explanation or exc}") from None
+            why = str(exc.explanation or exc)
+            hint = " The image needs bash." if "executable file not found" in why else ""
+            raise EnvironmentError_(f"could not start a container from {self.image!r}: {why}.{hint}") from None
         except docker.errors.DockerException as exc:
             raise engine.engine_error(exc) from None
         self._channel = self._open_channel()
@@ -253,8 +255,11 @@ class DockerEnvironment:
             for chunk in stream:
                 spool.write(chunk)
             spool.seek(0)
-            with tarfile.open(fileobj=spool, mode="r") as tar:
-                _extract(tar, dest, is_dir=bool(int(stat.get("mode", 0)) & (1 << 31)))
+            try:
+                with tarfile.open(fileobj=spool, mode="r") as tar:
+                    _extract(tar, dest, is_dir=bool(int(stat.get("mode", 0)) & (1 << 31)))
+            except tarfile.TarError as exc:  # e.g. a link pointing outside: refused, never followed
+                raise EnvironmentError_(f"could not copy {src} out of the container safely: {exc}") from None
 
 
 def _extract(tar: tarfile.TarFile, dest: Path, *, is_dir: bool) -> None:
