@@ -72,14 +72,17 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
 
 
 def _make_guard(session: Session, env: Environment, limits: KernelLimits):
-    from live_swe.agent.interfaces import StaticScaffold
-    from live_swe.scaffolding.scaffold import load_scaffold
+    """The gated scaffold: a new session's history starts here; a resumed one is reset to its last commit."""
+    from live_swe.evolution.guard import GatedScaffold
 
-    return StaticScaffold(load_scaffold(session.scaffold_dir))
+    return GatedScaffold(session, env, limits)
 
 
 def _make_hooks(session: Session, guard):
-    return None
+    """The scaffold's hooks, run in an isolated worker process."""
+    from live_swe.evolution.hook_worker import HookClient
+
+    return HookClient(guard)
 
 
 def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks) -> Agent:
@@ -135,7 +138,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         session.meta.base_commit = base_commit(env)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)
-        agent.start(request.task, repo_map=request.repo_map)
+        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session))
         return agent.run()
     except Exception as exc:
         _record_failure(session, exc)
@@ -182,6 +185,24 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         if env is not None:
             env.close()
         session.close()
+
+
+def _repo_map(request: RunRequest, agent: Agent, session: Session) -> str:
+    """The tree-sitter map of the host repository, when the scaffold asks for one. A map that
+    cannot be built is noted in the log and the run goes on without it."""
+    policy = agent.guard.current.policy.repo_map
+    if not (policy.enabled and policy.token_budget and request.repo):
+        return ""
+    try:
+        from live_swe.repomap import build_repo_map
+
+        result = build_repo_map(request.repo, request.task, policy.token_budget)
+    except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
+        session.append({"t": "repo_map", "error": f"{type(exc).__name__}: {exc}"[:500]})
+        return ""
+    session.append({"t": "repo_map", "files": result.files, "parsed": result.parsed, "shown": result.shown,
+                    "tokens": result.tokens, "seconds": round(result.seconds, 3)})
+    return result.text
 
 
 def _record_failure(session: Session, exc: Exception) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from live_swe.agent.observation import output_context
 from live_swe.agent.parse import BASH_TOOL, FormatError, parse_action
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
-from live_swe.models.base import Model, ModelError, Reply
+from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.render import render
 from live_swe.session.store import Session
 
@@ -83,6 +84,13 @@ class Agent:
         self._started = time.monotonic()
         self._elapsed_before = session.meta.elapsed
         self._pending_user_note: str | None = None
+        self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
+        self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
+        self._system_scaffold = None  # the scaffold messages[0] was rendered from
+        for seam in (self.guard, self.hooks):
+            attach = getattr(seam, "attach", None)
+            if callable(attach):
+                attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
     def emit(self, event: dict[str, Any]) -> None:
@@ -131,6 +139,7 @@ class Agent:
     def start(self, task: str, repo_map: str = "") -> None:
         """Begin a fresh conversation."""
         self.add_message(self.system_message())
+        self._system_scaffold = self.guard.current
         self.add_message({"role": "user", "content": self._render("instance", task=task, repo_map=repo_map)})
 
     def restore(self, messages: list[dict[str, Any]]) -> None:
@@ -150,6 +159,7 @@ class Agent:
             status, message = "interrupted", "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
+        self._close_seams()
         patch = ""
         if status != "error" or self.patch_fn:
             try:
@@ -177,6 +187,8 @@ class Agent:
             raise _Stop("limits_exceeded", f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
 
     def one_step(self) -> None:
+        if self.before_step:
+            self.before_step()
         self._check_limits()
         self.step += 1
         if self._pending_user_note:
@@ -184,8 +196,9 @@ class Agent:
             self._pending_user_note = None
         scaffold = self.guard.current
         fmt = scaffold.policy.action_format
+        self._refresh_system_message()
         outgoing = self.hooks.transform_messages(self._apply_context_policy(self.messages), self.step)
-        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None)
+        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
         self.cost += reply.cost
         self.add_message(reply.to_message())
         try:
@@ -213,6 +226,25 @@ class Agent:
         self.session.meta.steps, self.session.meta.cost = self.step, self.cost
         self.session.meta.elapsed = round(self.elapsed, 3)
         self.session.save_meta()
+
+    def _refresh_system_message(self) -> None:
+        """After a scaffold change (a new tool, an edited system prompt) the next query sees the new
+        system message; the replacement is logged so the trajectory shows what the model saw."""
+        scaffold = self.guard.current
+        if scaffold is self._system_scaffold or not self.messages or self.messages[0].get("role") != "system":
+            return
+        self._system_scaffold = scaffold
+        message = self.system_message()
+        if message["content"] != self.messages[0].get("content"):
+            self.messages[0] = message
+            self.emit({"t": "system", "step": self.step, "message": message})
+
+    def _close_seams(self) -> None:
+        """The guard checks what the last step left in the scaffold; hook workers stop."""
+        for seam in (self.guard, self.hooks):
+            close = getattr(seam, "close", None)
+            if callable(close):
+                close(self.step)
 
     def _observation(self, output: Output) -> str:
         scaffold = self.guard.current

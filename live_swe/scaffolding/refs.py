@@ -15,6 +15,15 @@ from live_swe.scaffolding.scaffold import ScaffoldError, load_scaffold
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
 
+def _export_accepted(session, target: Path) -> bool:
+    """A session's last accepted scaffold from its history, never what a killed step left behind."""
+    try:
+        from live_swe.evolution.history import export_accepted
+    except ImportError:
+        return False
+    return export_accepted(session, target)
+
+
 def materialize(ref: str, target: Path, *, library: Path | None = None) -> None:
     """Write the scaffold named by ``ref`` into the empty directory ``target`` and validate it."""
     target.mkdir(parents=True, exist_ok=True)
@@ -31,7 +40,8 @@ def materialize(ref: str, target: Path, *, library: Path | None = None) -> None:
         from live_swe.session.store import SessionStore
 
         session = SessionStore.default().open(value)
-        shutil.copytree(session.scaffold_dir, target, dirs_exist_ok=True, ignore=_IGNORE)
+        if not _export_accepted(session, target):  # no history: the work tree is all there is
+            shutil.copytree(session.scaffold_dir, target, dirs_exist_ok=True, ignore=_IGNORE)
     elif kind == "archive":
         try:
             from godel.archive import checkout_node

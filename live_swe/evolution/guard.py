@@ -1,0 +1,365 @@
+"""The session's scaffold guard: every change is gated, then committed or undone, at each step.
+
+:class:`GatedScaffold` implements the loop's ``ScaffoldGuard``. At each step boundary it compares
+a stat fingerprint of the scaffold tree with the one taken after the last accepted state; when
+they differ it reads the tree, sorts the changed paths into tools, scaffold files and strays,
+runs the gates, restores whatever was refused exactly (bytes, modes, added and deleted files),
+commits what was accepted as one commit, logs an event for each decision, and tells the model.
+
+It also owns the fallback for hooks: the hook client reports a failed hooks.py here, and the
+guard rolls it back to the last committed version that worked (a "rollback" commit).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from live_swe.config import KernelLimits
+from live_swe.environments.base import Environment
+from live_swe.evolution.gates import Refused, check_scaffold
+from live_swe.evolution.history import ScaffoldHistory
+from live_swe.evolution.hook_worker import smoke_test, source_digest
+from live_swe.evolution.tool_gates import HELP_TIMEOUT, name_problem, tool_problem
+from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
+from live_swe.scaffolding.scaffold import Scaffold, ScaffoldError, load_policy, load_scaffold, read_tool_header
+from live_swe.session.store import Session
+
+REASON_CHARS = 300
+_ALLOWED = "scaffold.yaml, prompts/, the hooks file and tools/NAME"
+
+
+def stated_reason(reply_text: str, limit: int = REASON_CHARS) -> str:
+    """The reason the agent gave: its THOUGHT (the text before the command), trimmed."""
+    text = (reply_text or "").split("```", 1)[0]
+    text = re.sub(r"^\s*THOUGHT\s*:\s*", "", text, flags=re.IGNORECASE)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+class GatedScaffold:
+    def __init__(self, session: Session, env: Environment, kernel_limits: KernelLimits, *,
+                 help_timeout: float = HELP_TIMEOUT):
+        self.session = session
+        self.env = env
+        self.kernel = kernel_limits
+        self.help_timeout = help_timeout
+        self.root = Path(session.scaffold_dir)
+        self.history = ScaffoldHistory(session.history_dir, self.root)
+        self._emit_fn = None
+        self._pending_events: list[dict[str, Any]] = []
+        self._notes: list[str] = []
+        self._failed_hooks: set[str] = set()
+        self._rollback: tuple[str, str] | None = None  # (hook, why) waiting for the step boundary
+        self._step = session.meta.steps
+        self._accepted: Snapshot = {}
+        self._fp: tuple = ()
+        if self.history.exists():
+            self._resume()
+        else:
+            self._begin()
+
+    # -- the ScaffoldGuard protocol ---------------------------------------------------------------
+    @property
+    def current(self) -> Scaffold:
+        return self._scaffold
+
+    def after_step(self, step: int, reason: str) -> list[str]:
+        self._step = step
+        if fingerprint(self.root) != self._fp:
+            self._check(step, stated_reason(reason))
+        if self._rollback is not None:
+            self._roll_back_hooks(step)
+        return self._take_notes()
+
+    # -- seams the loop and the hook client use ------------------------------------------------------
+    def attach(self, emit) -> None:
+        """Log through the agent from now on (its observers see scaffold events as they happen)."""
+        self._emit_fn = emit
+        pending, self._pending_events = self._pending_events, []
+        for event in pending:
+            emit(event)
+
+    def close(self, step: int | None = None) -> None:
+        """End of the run: check what the last step left (the submission step has no boundary)."""
+        step = self._step if step is None else step
+        try:
+            if fingerprint(self.root) != self._fp:
+                self._check(step, "changes made in the final step")
+            if self._rollback is not None:
+                self._roll_back_hooks(step)
+        except Exception:  # noqa: BLE001 - whatever failed, nothing unchecked may stay
+            self._settle(self._accepted)
+        finally:
+            self._notes.clear()
+            if self._pending_events:
+                for event in self._pending_events:
+                    event.setdefault("ts", round(time.time(), 3))
+                    self.session.append(event)
+                self._pending_events = []
+
+    def hooks_source(self) -> tuple[str, str] | None:
+        """(file name, source) of the accepted hooks, or None when the scaffold has none."""
+        name = self._scaffold.policy.hooks
+        entry = self._accepted.get(name) if name else None
+        if entry is None or entry.kind != "file" or entry.data is None:
+            return None
+        return name, entry.data.decode("utf-8", "replace")
+
+    def hooks_disabled(self, digest: str) -> bool:
+        return digest in self._failed_hooks
+
+    def hooks_failed(self, digest: str, hook: str, why: str, step: int | None = None) -> None:
+        """The hook client saw these hooks crash, hang or answer garbage: never run them again."""
+        self._failed_hooks.add(digest)
+        if self._rollback is None:
+            self._rollback = (hook, why)
+
+    # -- start and resume ---------------------------------------------------------------------------
+    def _begin(self) -> None:
+        """A new session: gate the starting scaffold, drop tools that fail, make the first commit."""
+        ref = self.session.meta.scaffold_ref
+        try:
+            scaffold = check_scaffold(self.root, None, self.kernel, smoke=smoke_test)
+        except Refused as exc:
+            raise ScaffoldError(f"the starting scaffold ({ref}) is not usable: {exc}") from None
+        tools_dir = self.root / scaffold.policy.tools_dir
+        tools_dir.mkdir(exist_ok=True)
+        start = snapshot(self.root)
+        registered, refused = [], []
+        for path in sorted(tools_dir.iterdir()):
+            if path.name.startswith("."):
+                continue
+            why = self._tool_problem(path, scaffold.policy.tools_dir)
+            (refused.append((path.name, why)) if why else registered.append(path.name))
+        keep = {rel: entry for rel, entry in start.items()
+                if not _is_junk(rel) and not any(rel == f"{scaffold.policy.tools_dir}/{n}" for n, _ in refused)}
+        self._settle(keep)
+        self.history.create()
+        self.history.commit(f"starting scaffold ({ref})")
+        self._scaffold = self._load()
+        for name in registered:
+            self._emit({"t": "tool", "kind": "registered", "step": 0, "name": name, "why": ""})
+        for name, why in refused:
+            self._emit({"t": "tool", "kind": "refused", "step": 0, "name": name, "why": why})
+            self._notes.append(f"Scaffold: the tool `{name}` from the starting scaffold was not registered: {why}.")
+
+    def _resume(self) -> None:
+        """An existing session: the tree is reset to the last accepted commit, exactly."""
+        discarded = self.history.restore_head()
+        self._settle(snapshot(self.root))
+        self._scaffold = self._load()
+        (self.root / self._scaffold.policy.tools_dir).mkdir(exist_ok=True)
+        self._settle(snapshot(self.root))
+        if discarded:
+            why = "changes from a step that never finished were not checked, so they were discarded"
+            self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": discarded,
+                        "reason": "resume", "why": why, "rev": self.history.head()})
+            self._notes.append(f"Scaffold: on resume, unchecked changes to {', '.join(discarded)} were discarded; "
+                               "the scaffold is the last accepted version.")
+
+    def _load(self) -> Scaffold:
+        try:
+            return load_scaffold(self.root)
+        except ScaffoldError as exc:
+            raise ScaffoldError(f"session {self.session.id}: its accepted scaffold does not load: {exc}") from None
+
+    # -- the check at a step boundary -------------------------------------------------------------------
+    def _check(self, step: int, reason: str) -> None:
+        current = snapshot(self.root)
+        changed = changed_paths(self._accepted, current)
+        if not changed:
+            self._fp = fingerprint(self.root)
+            return
+        policy = self._scaffold.policy
+        tools_dir = policy.tools_dir
+        hooks_names = {policy.hooks}
+        try:
+            hooks_names.add(load_policy(self.root).hooks)
+        except ScaffoldError:
+            pass
+        junk, strays, tools, scaffold_paths = _classify(changed, current, tools_dir, hooks_names - {None})
+
+        accepted: list[str] = []
+        refused: list[str] = list(junk)
+        tool_events: list[dict[str, Any]] = []
+        rejects: list[tuple[list[str], str]] = []
+
+        if strays:
+            refused += [rel for rel, _ in strays]
+            rejects.append(([rel for rel, _ in strays], "; ".join(f"{rel}: {why}" for rel, why in strays)))
+            for rel, _ in strays:
+                header = read_tool_header(self.root / rel) if current.get(rel, Entry("dir", 0)).kind == "file" else None
+                if header:
+                    name = header["live-swe-tool"]
+                    why = name_problem(name) or f"a tool must be a file directly in {tools_dir}/ (this one is {rel})"
+                    tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
+                    self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was removed.")
+
+        for name, rel in sorted(tools.items()):
+            if rel not in current:
+                accepted.append(rel)  # a deleted tool is simply no longer registered
+                continue
+            why = self._tool_problem(self.root / rel, tools_dir)
+            if why:
+                refused.append(rel)
+                rejects.append(([rel], why))
+                tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
+                undo = "restored to its registered version" if rel in self._accepted else "removed"
+                self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was {undo}; fix it and write it again.")
+            else:
+                accepted.append(rel)
+                tool_events.append({"t": "tool", "kind": "registered", "step": step, "name": name, "why": ""})
+                self._notes.append(f"Scaffold: tool `{name}` registered; it is listed in your system prompt from the next step.")
+
+        if scaffold_paths:
+            try:
+                hooks = self.hooks_source()
+                check_scaffold(self.root, self._scaffold, self.kernel, smoke=smoke_test,
+                               previous_hooks=hooks[1] if hooks else None)
+                accepted += scaffold_paths
+            except Refused as exc:
+                refused += scaffold_paths
+                rejects.append((scaffold_paths, str(exc)))
+                self._notes.append(f"Scaffold: change to {', '.join(scaffold_paths)} refused: {exc}. "
+                                   "The files were restored to the last accepted version.")
+
+        # Anything accepted that changed while the gates ran (a tool's --help writing files) is unchecked.
+        after = snapshot(self.root)
+        moved = [rel for rel in accepted if after.get(rel) != current.get(rel)]
+        if moved:
+            accepted = [rel for rel in accepted if rel not in moved]
+            refused += moved
+            rejects.append((moved, "changed while its gates were running"))
+            self._notes.append(f"Scaffold: {', '.join(moved)} changed while being checked and was restored.")
+
+        restore(self.root, self._accepted, refused)
+        expected = dict(self._accepted)
+        for rel in accepted:
+            if rel in current:
+                expected[rel] = current[rel]
+            else:
+                expected.pop(rel, None)
+        for files, why in rejects:
+            self._emit({"t": "scaffold", "kind": "reject", "step": step, "files": sorted(files), "reason": reason,
+                        "why": why, "rev": ""})
+        if accepted:
+            files = sorted(accepted)
+            # git tracks files only: pass the files added, changed or deleted, not bare folders.
+            tracked = [rel for rel in files if (current.get(rel) or self._accepted.get(rel) or Entry("dir", 0)).kind == "file"]
+            rev = self.history.commit(f"step {step}: {', '.join(files)}\n\n{reason or '(no reason given)'}", tracked)
+            self._emit({"t": "scaffold", "kind": "commit", "step": step, "files": files, "reason": reason,
+                        "why": "", "rev": rev})
+            if set(files) - set(tools.values()):
+                self._notes.append(f"Scaffold: change to {', '.join(files)} accepted (commit {rev[:8]}); "
+                                   "it takes effect from your next step.")
+        for event in tool_events:
+            self._emit(event)
+        self._settle(expected)
+        if accepted:
+            self._scaffold = self._load()
+
+    def _tool_problem(self, path: Path, tools_dir: str) -> str | None:
+        base = self.env.scaffold_dir
+        in_env = f"{base.rstrip('/')}/{tools_dir}/{path.name}" if base else str(path)
+        return tool_problem(path, self.env, in_env, help_timeout=self.help_timeout)
+
+    # -- hooks fallback ----------------------------------------------------------------------------------
+    def _roll_back_hooks(self, step: int) -> None:
+        hook, why = self._rollback or ("", "")
+        self._rollback = None
+        accepted = self.hooks_source()
+        if accepted is None:
+            return
+        filename, source = accepted
+        if source_digest(source) not in self._failed_hooks:
+            return  # an accepted change in this step already replaced the failing hooks
+        fallback, origin = self._last_good_hooks(filename)
+        if fallback is None:
+            self._emit({"t": "scaffold", "kind": "rollback", "step": step, "files": [], "reason": f"hook {hook} failed",
+                        "why": f"{why}; no earlier hooks to fall back to, so hooks are off", "rev": self.history.head()})
+            self._notes.append(f"Scaffold: {filename} failed ({hook}: {why}); there is no earlier version to "
+                               "fall back to, so hooks are off for the rest of this run.")
+            return
+        old = self._accepted[filename]
+        expected = dict(self._accepted)
+        expected[filename] = Entry("file", old.mode, fallback.encode(), len(fallback.encode()))
+        restore(self.root, expected, [filename])
+        rev = self.history.commit(f"step {step}: roll back {filename}\n\n{hook} failed: {why}", [filename])
+        self._emit({"t": "scaffold", "kind": "rollback", "step": step, "files": [filename],
+                    "reason": f"hook {hook} failed", "why": why, "rev": rev})
+        self._notes.append(f"Scaffold: {filename} failed ({hook}: {why}). It was rolled back to the last version "
+                           f"that worked ({origin}), committed as {rev[:8]}; the run goes on.")
+        self._settle(expected)
+
+    def _last_good_hooks(self, filename: str) -> tuple[str | None, str]:
+        for revision in self.history.revisions():
+            blob = self.history.file_at(revision.rev, filename)
+            if blob is None:
+                continue
+            text = blob.decode("utf-8", "replace")
+            if source_digest(text) not in self._failed_hooks:
+                return text, f"commit {revision.rev[:8]}"
+        from live_swe.resources import resource_path
+
+        seed = resource_path("scaffold", "hooks.py").read_text()
+        if source_digest(seed) not in self._failed_hooks:
+            return seed, "the seed hooks"
+        return None, ""
+
+    # -- small helpers -----------------------------------------------------------------------------------
+    def _settle(self, accepted: Snapshot) -> None:
+        """Make the tree exactly ``accepted`` and remember it (and its fingerprint) as the last good state."""
+        differing = changed_paths(accepted, snapshot(self.root))
+        if differing:
+            restore(self.root, accepted, differing)
+        self._accepted = accepted
+        self._fp = fingerprint(self.root)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self._emit_fn is not None:
+            self._emit_fn(event)
+        else:
+            self._pending_events.append(event)
+
+    def _take_notes(self) -> list[str]:
+        notes, self._notes = self._notes, []
+        return notes
+
+
+def _is_junk(rel: str) -> bool:
+    return "__pycache__" in rel.split("/") or rel.endswith(".pyc")
+
+
+def _classify(changed: list[str], current: Snapshot, tools_dir: str, hooks_names: set[str]):
+    """Sort changed paths: junk (bytecode, removed silently), strays (refused, with why), tools
+    (name -> path) and scaffold files (gated together)."""
+    junk: list[str] = []
+    strays: list[tuple[str, str]] = []
+    tools: dict[str, str] = {}
+    scaffold: list[str] = []
+    for rel in changed:
+        parts = rel.split("/")
+        entry = current.get(rel)
+        if _is_junk(rel):
+            junk.append(rel)
+        elif any(part.startswith(".git") for part in parts):
+            strays.append((rel, "git metadata is not allowed in a scaffold"))
+        elif entry is not None and entry.kind in ("link", "other"):
+            strays.append((rel, "links and special files are not allowed in a scaffold"))
+        elif entry is not None and entry.kind == "file" and entry.data is None:
+            strays.append((rel, f"{entry.size} bytes is too large for a scaffold file"))
+        elif parts[0] == tools_dir:
+            if len(parts) == 1:
+                strays.append((rel, f"the {tools_dir}/ folder itself must stay as it is"))
+            elif len(parts) == 2 and not parts[1].startswith("."):
+                tools[parts[1]] = rel
+            else:
+                strays.append((rel, f"{tools_dir}/ holds tool files only (no folders or hidden files)"))
+        elif parts[0] == "prompts" or rel == "scaffold.yaml" or rel in hooks_names:
+            scaffold.append(rel)
+        else:
+            strays.append((rel, f"not part of a scaffold (only {_ALLOWED} may change)"))
+    return junk, strays, tools, scaffold

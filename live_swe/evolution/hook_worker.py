@@ -1,0 +1,340 @@
+"""Run the agent's hooks in an isolated worker process, never in the kernel.
+
+:class:`HookProcess` is one worker (``worker_main.py``) running one hooks source: started with a
+whitelisted environment (no API keys or tokens: nothing is inherited), ``python -I -S`` (no
+site-packages, so only the standard library imports), resource limits set before exec (address
+space, CPU seconds, no child processes, file size, open files), in its own process group and a
+scratch working directory. Each call has a timeout; a crash, a timeout or an invalid reply kills it.
+
+:class:`HookClient` is the loop's ``Hooks``: it runs the hooks of the guard's last accepted
+scaffold, validates what they return, and on any failure answers as if there were no hooks,
+asks the guard to roll hooks.py back to the last version that worked, and lets the loop go on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WORKER_SCRIPT = Path(__file__).with_name("worker_main.py")
+
+CALL_TIMEOUT = 5.0
+START_TIMEOUT = 10.0
+SMOKE_TIMEOUT = 3.0
+MEMORY_BYTES = 1 << 30
+CPU_SECONDS = 120
+MAX_REPLY_BYTES = 16 << 20
+MAX_TEXT_CHARS = 1_000_000
+_ROLES = {"system", "user", "assistant", "tool"}
+
+
+class HookFailure(Exception):
+    """The hooks crashed, hung or answered with something unusable; the message says which."""
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _worker_environment(scratch: str) -> dict[str, str]:
+    # Built from nothing rather than filtered: no variable of the kernel's reaches agent code.
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": scratch,
+        "TMPDIR": scratch,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+
+
+def _limit_resources(memory: int, cpu: int) -> None:  # runs in the child between fork and exec
+    import resource
+
+    for limit, value in (
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_FSIZE, 16 << 20),
+        (resource.RLIMIT_NOFILE, 64),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, 0),  # hooks may not start processes (ignored for root)
+    ):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+class HookProcess:
+    def __init__(self, source: str, filename: str = "hooks.py", *, memory: int = MEMORY_BYTES, cpu: int = CPU_SECONDS):
+        self.source = source
+        self.filename = filename
+        self.memory = memory
+        self.cpu = cpu
+        self.hooks: tuple[str, ...] = ()
+        self._process: subprocess.Popen | None = None
+        self._scratch: str | None = None
+        self._stderr = None
+        self._buffer = b""
+        self._next_id = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout: float = START_TIMEOUT) -> tuple[str, ...]:
+        self._scratch = tempfile.mkdtemp(prefix="live-swe-hooks-")
+        self._stderr = tempfile.TemporaryFile()
+        memory, cpu = self.memory, self.cpu
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-B", str(WORKER_SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            cwd=self._scratch,
+            env=_worker_environment(self._scratch),
+            preexec_fn=lambda: _limit_resources(memory, cpu),
+            start_new_session=True,
+            close_fds=True,
+        )
+        reply = self._request({"op": "load", "source": self.source, "filename": self.filename}, timeout)
+        if not reply.get("ok"):
+            self.close()
+            raise HookFailure(f"{self.filename} failed to load: {_last_line(reply.get('error'))}")
+        hooks = reply.get("hooks")
+        if not isinstance(hooks, list) or not all(isinstance(h, str) for h in hooks):
+            self.close()
+            raise HookFailure("the hook worker answered the load request with something unusable")
+        self.hooks = tuple(hooks)
+        return self.hooks
+
+    def call(self, hook: str, args: list[Any], timeout: float = CALL_TIMEOUT) -> Any:
+        reply = self._request({"op": "call", "hook": hook, "args": args}, timeout)
+        if not reply.get("ok"):
+            raise HookFailure(f"{hook} raised {_last_line(reply.get('error'))}")
+        return reply.get("result")
+
+    def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if not self.alive:
+            raise HookFailure("the hook worker is not running" + self._stderr_tail())
+        self._next_id += 1
+        message["id"] = self._next_id
+        try:
+            assert self._process is not None and self._process.stdin is not None
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.close()
+            raise HookFailure("the hook worker died" + self._stderr_tail()) from None
+        line = self._read_line(time.monotonic() + timeout, timeout, message.get("hook") or message["op"])
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            self.close()
+            raise HookFailure(f"the hook worker's reply is not JSON (did a hook print to standard output? use "
+                              f"sys.stderr): {line[:200]!r}") from None
+        if not isinstance(reply, dict) or reply.get("id") != message["id"]:
+            self.close()
+            raise HookFailure(f"the hook worker's reply is not the answer to the request: {line[:200]!r}")
+        return reply
+
+    def _read_line(self, deadline: float, timeout: float, what: str) -> str:
+        assert self._process is not None and self._process.stdout is not None
+        fd = self._process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise HookFailure(f"{what} did not return within {timeout:g}s; the worker was stopped")
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                code = self._process.wait()
+                tail = self._stderr_tail()
+                self.close()
+                raise HookFailure(f"the hook worker exited (status {code}) during {what}{tail}")
+            self._buffer += chunk
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                self.close()
+                raise HookFailure(f"{what} answered with more than {MAX_REPLY_BYTES} bytes")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - 600))
+            text = self._stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return f"; its stderr ends: {text[-600:]!r}" if text else ""
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    process.kill()
+            process.wait()
+            for stream in (process.stdin, process.stdout):
+                try:
+                    if stream:
+                        stream.close()
+                except OSError:
+                    pass
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        if self._scratch:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+        self._buffer = b""
+
+
+def _last_line(text: Any) -> str:
+    lines = [line for line in str(text or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return "(no error text)"
+    # The exception line, and where in hooks.py it happened.
+    frames = [line.strip() for line in lines if line.strip().startswith('File "')]
+    location = f" ({frames[-1]})" if frames else ""
+    return lines[-1].strip()[:500] + location[:300]
+
+
+# -- validation of what hooks return --------------------------------------------------------------
+
+def valid_text(value: Any, hook: str) -> str:
+    if not isinstance(value, str):
+        raise HookFailure(f"{hook} returned {type(value).__name__}, not a string")
+    if len(value) > MAX_TEXT_CHARS:
+        raise HookFailure(f"{hook} returned {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
+    return value
+
+
+def valid_messages(value: Any, hook: str = "transform_messages") -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value:
+        raise HookFailure(f"{hook} must return a non-empty list of messages, got {type(value).__name__}")
+    for index, message in enumerate(value):
+        if not isinstance(message, dict):
+            raise HookFailure(f"{hook}: message {index} is {type(message).__name__}, not an object")
+        if message.get("role") not in _ROLES:
+            raise HookFailure(f"{hook}: message {index} has role {message.get('role')!r}; expected one of {sorted(_ROLES)}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise HookFailure(f"{hook}: message {index} content is {type(content).__name__}, not a string")
+    if sum(len(m.get("content") or "") for m in value) > 20 * MAX_TEXT_CHARS:
+        raise HookFailure(f"{hook} returned more than {20 * MAX_TEXT_CHARS} characters of messages")
+    return value
+
+
+_SAMPLE_MESSAGES = [
+    {"role": "system", "content": "You are live-swe."},
+    {"role": "user", "content": "Please solve this task."},
+    {"role": "assistant", "content": "THOUGHT: look around.\n\n```bash\nls\n```"},
+    {"role": "user", "content": "<returncode>0</returncode>\n<output>\ncalc.py\n</output>"},
+]
+
+
+def smoke_test(source: str, filename: str = "hooks.py", timeout: float = SMOKE_TIMEOUT) -> str | None:
+    """Load ``source`` in a fresh worker and call each hook it defines on sample inputs."""
+    process = HookProcess(source, filename)
+    try:
+        hooks = process.start(timeout=max(timeout, START_TIMEOUT))
+        if "transform_observation" in hooks:
+            valid_text(process.call("transform_observation", [_SAMPLE_MESSAGES[-1]["content"], 1], timeout),
+                       "transform_observation")
+        if "transform_messages" in hooks:
+            valid_messages(process.call("transform_messages", [_SAMPLE_MESSAGES, 1], timeout))
+        if "after_step" in hooks:
+            valid_text(process.call("after_step", [1, "ls", 0], timeout), "after_step")
+    except HookFailure as exc:
+        return str(exc)
+    finally:
+        process.close()
+    return None
+
+
+class HookClient:
+    """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure."""
+
+    def __init__(self, guard, *, call_timeout: float = CALL_TIMEOUT):
+        self.guard = guard
+        self.call_timeout = call_timeout
+        self._process: HookProcess | None = None
+        self._digest: str | None = None
+
+    def _worker(self) -> HookProcess | None:
+        """The worker for the guard's accepted hooks, (re)started when they changed."""
+        accepted = self.guard.hooks_source()
+        if accepted is None:
+            self._stop()
+            return None
+        filename, source = accepted
+        digest = source_digest(source)
+        if self.guard.hooks_disabled(digest):
+            self._stop()
+            return None
+        if self._process is not None and self._digest == digest and self._process.alive:
+            return self._process
+        self._stop()
+        process = HookProcess(source, filename)
+        self._digest = digest
+        try:
+            process.start()
+        except HookFailure as exc:
+            self._fail("load", str(exc))
+            return None
+        self._process = process
+        return process
+
+    def _call(self, hook: str, args: list[Any], validate, fallback: Any, step: int) -> Any:
+        process = self._worker()
+        if process is None or hook not in process.hooks:
+            return fallback
+        try:
+            return validate(process.call(hook, args, self.call_timeout), hook)
+        except HookFailure as exc:
+            self._fail(hook, str(exc), step)
+            return fallback
+
+    def _fail(self, hook: str, why: str, step: int | None = None) -> None:
+        digest = self._digest
+        self._stop()
+        if digest is not None:
+            self.guard.hooks_failed(digest, hook, why, step)
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+
+    # -- the Hooks protocol
+    def transform_observation(self, observation: str, step: int) -> str:
+        return self._call("transform_observation", [observation, step], valid_text, observation, step)
+
+    def transform_messages(self, messages: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
+        return self._call("transform_messages", [messages, step], valid_messages, messages, step)
+
+    def after_step(self, step: int, command: str, returncode: int) -> str:
+        return self._call("after_step", [step, command, returncode], valid_text, "", step)
+
+    def close(self, step: int | None = None) -> None:
+        self._stop()
