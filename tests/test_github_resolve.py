@@ -369,3 +369,28 @@ def test_rerun_from_its_own_branch_needs_a_base(fake, world):
     second = resolve(fake, checkout, [FIX, SUBMIT], base="main")
     assert second.status == "updated"
     assert run_git(origin, "rev-list", "--count", f"main..{BRANCH}").strip() == "1"
+
+
+MAKE_TOOL = bash_reply("""cat > "$LIVE_SWE_SCAFFOLD/tools/find-def" <<'PY'
+#!/usr/bin/env python3
+# live-swe-tool: find-def
+# description: print where a Python function is defined
+# usage: find-def NAME
+import subprocess, sys
+if len(sys.argv) < 2 or sys.argv[1] == "--help":
+    print("usage: find-def NAME")
+    sys.exit(0)
+subprocess.run(["grep", "-rn", "def " + sys.argv[1], "."])
+PY
+chmod +x "$LIVE_SWE_SCAFFOLD/tools/find-def\"""", "A tool to find definitions.")
+
+
+def test_tool_the_agent_made_is_in_the_summary_and_not_in_the_patch(fake, world):
+    origin, checkout = world
+    outcome = resolve(fake, checkout, [MAKE_TOOL, bash_reply("find-def add"), FIX, SUBMIT])
+    assert outcome.status == "opened"
+    events = SessionStore.default().open(outcome.session_id).events()[0]
+    assert any(e.get("t") == "tool" and e.get("kind") == "registered" and e.get("name") == "find-def" for e in events)
+    body = fake.pulls[0]["body"]
+    assert "### Tools the agent made\n- `find-def`" in body
+    assert run_git(origin, "show", "--name-only", "--format=", BRANCH).split() == ["calc.py"]

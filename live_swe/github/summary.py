@@ -38,7 +38,9 @@ def _line(text: Any, limit: int = 200) -> str:
 def tools_made(events: Iterable[dict[str, Any]]) -> list[str]:
     names: list[str] = []
     for event in events:
-        if event.get("t") == "tool" and event.get("kind") == "registered" and event.get("name"):
+        # step 0 registrations are the starting scaffold's tools, not ones the agent made
+        made_in_run = isinstance(event.get("step"), int) and event["step"] > 0
+        if event.get("t") == "tool" and event.get("kind") == "registered" and event.get("name") and made_in_run:
             name = str(event["name"])
             if name not in names:
                 names.append(name)
