@@ -47,7 +47,8 @@ FIXES = {
 # -- the suite -------------------------------------------------------------------------------------
 
 
-def _build_image(docker_client, base_image: str, context: Path, files: dict[str, str], tag: str) -> str:
+def _build_image(docker_client, base_image: str, context: Path, files: dict[str, str], tag: str,
+                 repo_dir: str = "/testbed") -> str:
     repo = context / "repo"
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -55,11 +56,11 @@ def _build_image(docker_client, base_image: str, context: Path, files: dict[str,
     (context / "Dockerfile").write_text(textwrap.dedent("""\
         ARG BASE
         FROM ${BASE}
-        COPY repo /testbed
-        RUN cd /testbed && git init -q -b main && git add -A \\
+        COPY repo REPO_DIR
+        RUN cd REPO_DIR && git init -q -b main && git add -A \\
             && git -c user.email=dev@example.com -c user.name=Dev commit -q -m initial
-        WORKDIR /testbed
-        """))
+        WORKDIR REPO_DIR
+        """).replace("REPO_DIR", repo_dir))
     docker_client.images.build(path=str(context), tag=tag, buildargs={"BASE": base_image}, rm=True)
     return tag
 
@@ -70,6 +71,9 @@ def suite_images(docker_client, base_image, tmp_path_factory):
     for name, files in REPOS.items():
         context = tmp_path_factory.mktemp(f"image-{name}")
         tags[name] = _build_image(docker_client, base_image, context, files, f"live-swe-test-bench-{name}:latest")
+    # The calc repository again, at /app as in SWE-bench Pro images.
+    tags["calc-pro"] = _build_image(docker_client, base_image, tmp_path_factory.mktemp("image-calc-pro"),
+                                    REPOS["calc"], "live-swe-test-bench-calc-pro:latest", repo_dir="/app")
     yield tags
     for tag in tags.values():
         try:
@@ -231,6 +235,87 @@ def test_a_crashing_or_exhausted_model_is_recorded_and_retried_next_time(suite, 
 
     second = run_batch(suite, model="m", out=out, model_factory=fixing_models(), show_progress=False)
     assert (second.skipped, second.done, second.failed) == (1, 2, 0)
+
+
+@pytest.mark.docker
+def test_image_override_pro_rows_at_app_and_budgets(tmp_path, suite_images, docker_client):
+    suite_dir = tmp_path / "suite"
+    make_suite(suite_dir, [
+        _row("example__calc-1", "calc", MISSING_IMAGE, "add() subtracts."),
+        _row("example__text-2", "text", suite_images["text"], "Split on any whitespace."),
+    ])
+    pro_row = {
+        "instance_id": "instance_example__calc-pro-1", "repo": "example/calc", "base_commit": "HEAD",
+        "patch": "", "test_patch": "", "problem_statement": "add() subtracts.", "requirements": "- add adds",
+        "interface": "No new interfaces are introduced.", "repo_language": "python",
+        "fail_to_pass": "['tests/test_ops.py::test_add']", "pass_to_pass": "[]", "before_repo_set_cmd": "",
+        "selected_test_files_to_run": "['tests/test_ops.py']", "dockerhub_tag": suite_images["calc-pro"],
+    }
+    (suite_dir / "pro_instances.jsonl").write_text(json.dumps(pro_row) + "\n")
+    suite = f"local:{suite_dir}"
+    out = tmp_path / "run"
+    seen: dict[str, ScriptedModel] = {}
+
+    def factory(name, instance):
+        if instance.instance_id == "example__text-2":  # never submits: the step budget ends it
+            model = ScriptedModel([Reply(bash_reply("pwd"))] * 5, name=name)
+        else:
+            model = fixing_models()(name, instance)
+        seen[instance.instance_id] = model
+        return model
+
+    from live_swe.config import KernelLimits
+
+    summary = run_batch(
+        suite, model="m", out=out, model_factory=factory, show_progress=False,
+        limits=KernelLimits(step_limit=2),
+        image_override=lambda i: suite_images["calc"] if i.image == MISSING_IMAGE else i.image,
+    )
+    by_id = {r["instance_id"]: r for r in summary.records}
+    assert by_id["example__calc-1"]["image"] == suite_images["calc"] and by_id["example__calc-1"]["status"] == "submitted"
+    assert by_id["example__text-2"]["status"] == "limits_exceeded" and by_id["example__text-2"]["steps"] == 2
+    assert by_id["instance_example__calc-pro-1"]["status"] == "submitted"
+    assert (summary.done, summary.submitted, summary.failed) == (3, 2, 0)
+    preds = read_preds(out / "preds.jsonl")
+    assert "+    return a + b" in preds["instance_example__calc-pro-1"]["model_patch"]
+    assert preds["example__text-2"]["model_patch"] == ""  # finished without a change: still a prediction
+    first_prompt = seen["instance_example__calc-pro-1"].seen[0][1]["content"]
+    assert "repository at /app" in first_prompt and "New interfaces introduced:" in first_prompt
+    meta = json.loads((out / "sessions" / "instance_example__calc-pro-1" / "meta.json").read_text())
+    assert meta["repo_dir"] == "/app" and meta["parent"].startswith("bench:")
+
+
+def test_progress_lines_without_a_terminal_and_a_bar_in_one():
+    import io
+
+    from live_swe.bench.progress import BatchProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    records = [
+        {"instance_id": "a", "status": "submitted", "finished": True, "steps": 3, "cost": 0.25},
+        {"instance_id": "b", "status": "error", "finished": False, "steps": 0, "cost": 0.0, "reason": "no image"},
+    ]
+    log = io.StringIO()
+    with BatchProgress(3, skipped=1, enabled=True, stream=log) as progress:
+        for record in records:
+            progress.finished_one(record)
+    assert log.getvalue().splitlines() == [
+        "[2/3] a: submitted after 3 steps, $0.2500",
+        "[3/3] b: error after 0 steps, $0.0000 (no image)",
+    ]
+    screen = Terminal()
+    with BatchProgress(3, skipped=1, enabled=True, stream=screen) as progress:
+        assert progress.mode == "bar"
+        for record in records:
+            progress.finished_one(record)
+    assert "done 1  submitted 1  failed 1  skipped 1  $0.25" in screen.getvalue()
+    quiet = Terminal()
+    with BatchProgress(3, skipped=0, enabled=False, stream=quiet) as progress:
+        progress.finished_one(records[0])
+    assert quiet.getvalue() == ""
 
 
 # A batch in its own process: instance 1 submits at once, instance 2 sleeps in its container.
