@@ -22,7 +22,8 @@ from live_swe.environments.base import Environment
 from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
 from live_swe.evolution.hook_worker import smoke_test, source_digest
-from live_swe.evolution.tool_gates import HELP_TIMEOUT, name_problem, tool_problem
+from live_swe.evolution import tool_gates
+from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
 from live_swe.scaffolding.scaffold import Scaffold, ScaffoldError, load_policy, load_scaffold, read_tool_header
 from live_swe.session.store import Session
@@ -41,11 +42,11 @@ def stated_reason(reply_text: str, limit: int = REASON_CHARS) -> str:
 
 class GatedScaffold:
     def __init__(self, session: Session, env: Environment, kernel_limits: KernelLimits, *,
-                 help_timeout: float = HELP_TIMEOUT):
+                 help_timeout: float | None = None):
         self.session = session
         self.env = env
         self.kernel = kernel_limits
-        self.help_timeout = help_timeout
+        self.help_timeout = help_timeout  # None: tool_gates.HELP_TIMEOUT
         self.root = Path(session.scaffold_dir)
         self.history = ScaffoldHistory(session.history_dir, self.root)
         self._emit_fn = None
@@ -264,7 +265,8 @@ class GatedScaffold:
     def _tool_problem(self, path: Path, tools_dir: str) -> str | None:
         base = self.env.scaffold_dir
         in_env = f"{base.rstrip('/')}/{tools_dir}/{path.name}" if base else str(path)
-        return tool_problem(path, self.env, in_env, help_timeout=self.help_timeout)
+        timeout = self.help_timeout if self.help_timeout is not None else tool_gates.HELP_TIMEOUT
+        return tool_problem(path, self.env, in_env, help_timeout=timeout)
 
     # -- hooks fallback ----------------------------------------------------------------------------------
     def _roll_back_hooks(self, step: int) -> None:

@@ -1,0 +1,167 @@
+"""Tools the agent writes itself mid-task: gated, registered, listed in the next system prompt,
+used, kept out of the patch; and refused (with the reason told) when they fail a gate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import SUBMIT, bash_reply
+from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
+    FIND_DEF,
+    env_kind,
+    events_of,
+    observation,
+    run_script,
+    session_dir,
+    system_prompt,
+    tool_reply,
+    write_file_command,
+)
+
+from live_swe.evolution.history import ScaffoldHistory
+
+CLI = [sys.executable, "-m", "live_swe.cli.main"]
+
+
+def test_tool_created_registered_listed_used_and_kept_out_of_the_patch(git_repo, env_kind):
+    env, image = env_kind
+    result, model = run_script(git_repo, [
+        tool_reply("find-def", FIND_DEF, "A tool that finds definitions saves grepping every time."),
+        bash_reply("find-def add"),
+        bash_reply("sed -i 's/a - b/a + b/' calc.py"),
+        SUBMIT,
+    ], env=env, image=image)
+    assert result.status == "submitted", result.message
+
+    # registered at the step boundary, with a commit carrying the agent's reason
+    [registered] = events_of(result.session_id, "tool")
+    assert registered == {**registered, "kind": "registered", "step": 1, "name": "find-def"}
+    [commit] = events_of(result.session_id, "scaffold")
+    assert commit["kind"] == "commit" and commit["files"] == ["tools/find-def"] and commit["step"] == 1
+    assert commit["reason"] == "A tool that finds definitions saves grepping every time."
+    assert "registered" in observation(model, 1)
+
+    # not in the system prompt of the query that wrote it; in every one after
+    assert "find-def" not in system_prompt(model, 0) and "No tools are registered yet." in system_prompt(model, 0)
+    for query in (1, 2, 3):
+        assert "`find-def`: Print where a Python function or class is defined" in system_prompt(model, query)
+        assert "usage: `find-def NAME`" in system_prompt(model, query)
+    [refresh] = events_of(result.session_id, "system")
+    assert refresh["step"] == 2 and "find-def" in refresh["message"]["content"]
+
+    # used: it ran in the environment, on the repository
+    assert "calc.py:1: def add(a, b):" in observation(model, 2)
+
+    # the patch is the repository's change only
+    assert "+    return a + b" in result.patch
+    assert "find-def" not in result.patch and "live-swe-tool" not in result.patch and "scaffold" not in result.patch
+
+    # the history has it, outside the work tree; sessions show lists it
+    history = ScaffoldHistory(session_dir(result.session_id) / "scaffold.git", session_dir(result.session_id) / "scaffold")
+    assert history.file_at("HEAD", "tools/find-def").decode() == FIND_DEF
+    assert history.mode_at("HEAD", "tools/find-def") == 0o755
+    assert not (session_dir(result.session_id) / "scaffold" / ".git").exists()
+    shown = json.loads(subprocess.run([*CLI, "sessions", "show", result.session_id, "--json"], capture_output=True,
+                                      text=True, check=True).stdout)
+    assert shown["tools"] == ["find-def"]
+    assert shown["scaffold_changes"] == [{
+        "step": 1, "files": ["tools/find-def"], "accepted": True,
+        "reason": "A tool that finds definitions saves grepping every time.", "kind": "commit", "why": "",
+        "rev": commit["rev"],
+    }]
+
+
+SYNTAX_ERROR = """#!/usr/bin/env python3
+# live-swe-tool: broken
+# description: Has a syntax error
+# usage: broken FILE
+import sys
+def main(:
+    print(sys.argv)
+"""
+
+TRAVERSAL = """#!/bin/bash
+# live-swe-tool: ../x
+# description: Tries to live outside the tools folder
+# usage: ../x
+echo escaped
+"""
+
+
+def _tool(name: str, body: str = 'echo "usage: NAME"', shebang: str = "#!/bin/bash") -> str:
+    return f"{shebang}\n# live-swe-tool: {name}\n# description: A tool\n# usage: {name} ARGS\n{body.replace('NAME', name)}\n"
+
+
+def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_kind):
+    env, image = env_kind
+    result, model = run_script(git_repo, [
+        tool_reply("broken", SYNTAX_ERROR),
+        bash_reply(write_file_command("tools/../x", TRAVERSAL) + '\nchmod +x "$LIVE_SWE_SCAFFOLD/x"'),
+        tool_reply("ls", _tool("ls")),
+        tool_reply("noexec", _tool("noexec"), executable=False),
+        tool_reply("badhelp", _tool("badhelp", 'echo "no help here" >&2; exit 3')),
+        tool_reply("misnamed", _tool("othername")),
+        tool_reply("bash-bad", _tool("bash-bad", 'if [ -n "$1" ]; then echo yes')),
+        tool_reply("ok-tool", _tool("ok-tool")),
+        SUBMIT,
+    ], env=env, image=image)
+    assert result.status == "submitted", result.message
+    refused = {e["name"]: e for e in events_of(result.session_id, "tool") if e["kind"] == "refused"}
+    assert set(refused) == {"broken", "../x", "ls", "noexec", "badhelp", "misnamed", "bash-bad"}
+    assert "python syntax error at line 6" in refused["broken"]["why"]
+    assert "path separator" in refused["../x"]["why"]
+    assert "clashes with the shell command 'ls'" in refused["ls"]["why"]
+    assert "not executable" in refused["noexec"]["why"]
+    assert "exited with status 3" in refused["badhelp"]["why"] and "no help here" in refused["badhelp"]["why"]
+    assert "says `live-swe-tool: othername` but the file is named 'misnamed'" in refused["misnamed"]["why"]
+    assert "bash syntax error" in refused["bash-bad"]["why"]
+    registered = [e["name"] for e in events_of(result.session_id, "tool") if e["kind"] == "registered"]
+    assert registered == ["ok-tool"]
+
+    # each was removed from the scaffold, and the model was told why, in the next observation
+    scaffold = session_dir(result.session_id) / "scaffold"
+    assert sorted(p.name for p in (scaffold / "tools").iterdir()) == ["ok-tool"]
+    assert not (scaffold / "x").exists()
+    assert "tool `broken` refused: python syntax error at line 6" in observation(model, 1)
+    assert "tool `../x` refused" in observation(model, 2) and "removed" in observation(model, 2)
+    assert "chmod +x" in observation(model, 4)
+    # never listed; the valid one is, from the next query on
+    for query in range(len(model.seen)):
+        prompt = system_prompt(model, query)
+        assert not any(f"`{name}`:" in prompt for name in refused)
+    assert "`ok-tool`: A tool" in system_prompt(model, 8)
+    # each refusal is a rejected scaffold change in the log
+    rejects = [e for e in events_of(result.session_id, "scaffold") if e["kind"] == "reject"]
+    assert {tuple(e["files"]) for e in rejects} >= {("tools/broken",), ("x",), ("tools/ls",), ("tools/noexec",)}
+
+
+def test_a_registered_tool_edited_into_a_broken_state_is_restored_to_its_registered_version(git_repo):
+    good = _tool("greet", 'echo "usage: greet NAME"; [ "$1" = --help ] || echo "hello $1"')
+    result, model = run_script(git_repo, [
+        tool_reply("greet", good),
+        bash_reply("echo 'case x in' >> \"$LIVE_SWE_SCAFFOLD/tools/greet\"", "Extend the tool."),
+        bash_reply("greet world"),
+        SUBMIT,
+    ])
+    assert result.status == "submitted"
+    tool = session_dir(result.session_id) / "scaffold" / "tools" / "greet"
+    assert tool.read_text() == good and tool.stat().st_mode & 0o777 == 0o755
+    assert "restored to its registered version" in observation(model, 2)
+    assert "hello world" in observation(model, 3)
+    assert "`greet`" in system_prompt(model, 3)
+
+
+def test_a_tool_that_hangs_on_help_is_refused_within_the_timeout(git_repo, monkeypatch):
+    import time
+
+    from live_swe.evolution import tool_gates
+
+    monkeypatch.setattr(tool_gates, "HELP_TIMEOUT", 1.0)
+    started = time.monotonic()
+    result, model = run_script(git_repo, [tool_reply("sleepy", _tool("sleepy", "sleep 30")), SUBMIT])
+    assert result.status == "submitted"
+    assert time.monotonic() - started < 25
+    [refused] = events_of(result.session_id, "tool")
+    assert refused["kind"] == "refused" and "did not finish within 1s" in refused["why"]
