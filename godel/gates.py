@@ -55,6 +55,12 @@ def _schema_and_budgets(parent_dir: Path, child_dir: Path, kernel: KernelLimits)
         raised = loosened(parent.policy.limits, child.policy.limits, kernel)
         if raised:
             problems.append("budgets raised: " + ", ".join(raised))
+        above = [f"{key}: {value} is above the kernel's {getattr(kernel, key)}"
+                 for key, value in child.policy.limits.model_dump().items()
+                 if value is not None and value > getattr(kernel, key)
+                 and value != getattr(parent.policy.limits, key)]
+        if above:
+            problems.append("budgets belong to the kernel; a scaffold may only lower them (" + "; ".join(above) + ")")
     except ScaffoldError as exc:
         problems.append(f"parent scaffold unreadable: {exc}")
     return problems, child

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from godel.stats import BETTER, NO_EVIDENCE, WORSE, Pair, bootstrap_interval, compare, mcnemar_exact, pair_outcomes
+from godel.stats import (
+    BETTER,
+    NO_EVIDENCE,
+    WORSE,
+    Pair,
+    bootstrap_interval,
+    compare,
+    mcnemar_exact,
+    pair_outcomes,
+)
 
 
 @pytest.mark.parametrize(
