@@ -168,3 +168,28 @@ def test_bad_repo_name_is_rejected():
 
     with pytest.raises(UserError, match="OWNER/NAME"):
         GitHubClient("just-a-name")
+
+
+def test_redirects_keep_the_token_on_the_api_host(fake):
+    """A redirect to another host is followed without the Authorization header."""
+    other = FakeGitHub(token="").start()  # a second server: it answers 401 to any token, so record only
+    other.add_issue(7, "moved", "body")
+    try:
+        original = fake._route
+
+        def moved(handler, method, body):
+            if handler.path == "/repos/octo/calc/issues/7":
+                return 301, {"message": "Moved Permanently"}, {"Location": f"{other.url}/repos/octo/calc/issues/7"}
+            return original(handler, method, body)
+
+        fake._route = moved
+        with pytest.raises(GitHubError, match="401"):
+            client_for(fake).issue(7)
+        assert [r.authorization for r in other.requests] == [""]
+        fake._route = lambda h, m, b: ((301, {}, {"Location": f"{fake.url}/repos/octo/calc/issues/8"})
+                                       if h.path.endswith("/7") else original(h, m, b))
+        fake.add_issue(8, "same host", "body")
+        assert client_for(fake).issue(7)["title"] == "same host"  # same host: token kept
+        assert fake.requests[-1].authorization == f"Bearer {fake.token}"
+    finally:
+        other.stop()

@@ -40,6 +40,19 @@ class Response:
     headers: dict[str, str]
 
 
+class _SameHostAuthRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow redirects, but send the token only to the host it was meant for."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
+            new.remove_header("Authorization")
+        return new
+
+
+_OPENER = urllib.request.build_opener(_SameHostAuthRedirects)
+
+
 def token_from_environment() -> str | None:
     return os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or None
 
@@ -134,7 +147,7 @@ class GitHubClient:
         for attempt in range(self.max_retries + 1):
             request = urllib.request.Request(url, data=body, method=method, headers=headers)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as raw:
+                with _OPENER.open(request, timeout=self.timeout) as raw:
                     return Response(raw.status, _decode(raw.read()), _lower(raw.headers))
             except urllib.error.HTTPError as error:
                 response = Response(error.code, _decode(error.read()), _lower(error.headers))
