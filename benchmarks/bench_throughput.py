@@ -191,33 +191,46 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
 
-    from live_swe.bench.suites import load_suite
-
     client = _docker()
     with tempfile.TemporaryDirectory(prefix="live-swe-bench-throughput-") as tmp:
         root = Path(tmp)
         os.environ.setdefault("LIVE_SWE_HOME", str(root / "home"))
-        spec = args.suite or ("local:local" if shipped_suite_ready(client) else build_own_suite(client, root, args.instances))
-        suite = load_suite(spec)
-        chosen = [i for i in suite.instances if i.suite_kind != "pro"][: args.instances]
-        ids = [i.instance_id for i in chosen]
-        runs: dict[int, list[dict]] = {1: [], 2: []}
-        for repeat in range(args.repeats):
-            for workers in (1, 2):
-                runs[workers].append(batch_run(spec, ids, workers, root / f"out-{workers}-{repeat}"))
-        pieces = direct_pieces(chosen[0].image, repeats=5)
-        result = {
-            "suite": spec if not spec.startswith("local:/") else "local:(built here)",
-            "instances": len(ids),
-            "steps_per_instance": len(SCRIPT),
-            "cpus": os.cpu_count(),
-            "throughput_per_min": {w: statistics.median(r["per_min"] for r in rs) for w, rs in runs.items()},
-            "throughput_runs": {w: [round(r["per_min"], 2) for r in rs] for w, rs in runs.items()},
-            "phases_s_workers1": phase_medians([rec for r in runs[1] for rec in r["records"]]),
-            "phases_s_workers2": phase_medians([rec for r in runs[2] for rec in r["records"]]),
-            "direct": pieces,
-        }
-    if args.json:
+        spec = args.suite or ("local:local" if shipped_suite_ready(client) else "")
+        try:
+            result = measure(spec or build_own_suite(client, root, args.instances), args, root)
+        finally:
+            if not spec:
+                client.images.remove(OWN_IMAGE, force=True)
+    report(result, args.json)
+
+
+def measure(spec: str, args, root: Path) -> dict:
+    from live_swe.bench.suites import load_suite
+
+    suite = load_suite(spec)
+    chosen = [i for i in suite.instances if i.suite_kind != "pro"][: args.instances]
+    ids = [i.instance_id for i in chosen]
+    runs: dict[int, list[dict]] = {1: [], 2: []}
+    for repeat in range(args.repeats):
+        for workers in (1, 2):
+            runs[workers].append(batch_run(spec, ids, workers, root / f"out-{workers}-{repeat}"))
+    pieces = direct_pieces(chosen[0].image, repeats=5)
+    result = {
+        "suite": spec if not spec.startswith("local:/") else "local:(built here)",
+        "instances": len(ids),
+        "steps_per_instance": len(SCRIPT),
+        "cpus": os.cpu_count(),
+        "throughput_per_min": {w: statistics.median(r["per_min"] for r in rs) for w, rs in runs.items()},
+        "throughput_runs": {w: [round(r["per_min"], 2) for r in rs] for w, rs in runs.items()},
+        "phases_s_workers1": phase_medians([rec for r in runs[1] for rec in r["records"]]),
+        "phases_s_workers2": phase_medians([rec for r in runs[2] for rec in r["records"]]),
+        "direct": pieces,
+    }
+    return result
+
+
+def report(result: dict, as_json: bool) -> None:
+    if as_json:
         print(json.dumps(result, indent=2))
         return
     print(f"suite {result['suite']}: {result['instances']} instances x {result['steps_per_instance']} steps, "
