@@ -394,3 +394,13 @@ def test_tool_the_agent_made_is_in_the_summary_and_not_in_the_patch(fake, world)
     body = fake.pulls[0]["body"]
     assert "### Tools the agent made\n- `find-def`" in body
     assert run_git(origin, "show", "--name-only", "--format=", BRANCH).split() == ["calc.py"]
+
+
+def test_credentials_in_an_included_config_file_are_refused(fake, world, tmp_path):
+    origin, checkout = world
+    included = tmp_path / "credentials.gitconfig"
+    included.write_text('[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n')
+    run_git(checkout, "config", "include.path", str(included))
+    with pytest.raises(GitError, match="credentials.gitconfig.*persist-credentials: false"):
+        resolve(fake, checkout, [FIX, SUBMIT])
+    assert not origin_has(origin, BRANCH)

@@ -105,11 +105,17 @@ class Checkout:
         if self.repo.is_dirty(untracked_files=True):
             raise GitError(f"{self.path} has uncommitted changes; live-swe needs a clean checkout so the pull "
                            "request holds only the agent's change")
-        reader = self.repo.config_reader("repository")
-        for section in reader.sections():
-            if section.startswith("http") and reader.has_option(section, "extraheader"):
-                raise GitError(f"{self.path}/.git/config holds an auth header ([{section}] extraheader) that the "
-                               "agent could read; check out with `persist-credentials: false`")
+        # Through git itself, so included files (where newer checkouts keep credentials) count too.
+        import git
+
+        try:
+            found = self.repo.git.config("--show-origin", "--get-regexp", r"^http\..*extraheader$")
+        except git.GitCommandError:
+            found = ""  # exit status 1: no such setting
+        if found.strip():
+            where = found.split()[0].removeprefix("file:")
+            raise GitError(f"git config ({where}) holds an auth header (http.*.extraheader) that the agent could "
+                           "read; check out with `persist-credentials: false`")
         parsed = urllib.parse.urlsplit(self.remote_url())
         if parsed.password:
             raise GitError("the `origin` URL embeds a credential that the agent could read; use a plain URL "
