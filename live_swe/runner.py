@@ -138,7 +138,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         session.meta.base_commit = base_commit(env)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)
-        agent.start(request.task, repo_map=request.repo_map)
+        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session))
         return agent.run()
     except Exception as exc:
         _record_failure(session, exc)
@@ -164,6 +164,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     messages = [e["message"] for e in events if e.get("t") == "message"]
     steps = [e for e in events if e.get("t") == "step"]
     meta.steps = max([e.get("step", 0) for e in steps], default=0)
+    meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
     meta.status = "running"
     env = None
     try:
@@ -185,6 +186,24 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         if env is not None:
             env.close()
         session.close()
+
+
+def _repo_map(request: RunRequest, agent: Agent, session: Session) -> str:
+    """The tree-sitter map of the host repository, when the scaffold asks for one. A map that
+    cannot be built is noted in the log and the run goes on without it."""
+    policy = agent.guard.current.policy.repo_map
+    if not (policy.enabled and policy.token_budget and request.repo):
+        return ""
+    try:
+        from live_swe.repomap import build_repo_map
+
+        result = build_repo_map(request.repo, request.task, policy.token_budget)
+    except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
+        session.append({"t": "repo_map", "error": f"{type(exc).__name__}: {exc}"[:500]})
+        return ""
+    session.append({"t": "repo_map", "files": result.files, "parsed": result.parsed, "shown": result.shown,
+                    "tokens": result.tokens, "seconds": round(result.seconds, 3)})
+    return result.text
 
 
 def _record_failure(session: Session, exc: Exception) -> None:

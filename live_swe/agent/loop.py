@@ -223,9 +223,8 @@ class Agent:
             "t": "step", "step": self.step, "command": command, "returncode": output.returncode,
             "timed_out": output.timed_out, "cost": self.cost, "elapsed": round(self.elapsed, 3),
         })
-        self.session.meta.steps, self.session.meta.cost = self.step, self.cost
-        self.session.meta.elapsed = round(self.elapsed, 3)
-        self.session.save_meta()
+        # meta.json is rewritten only at start and end: steps and cost of a live or killed
+        # session are read from the last step event (O(1) appends per step, nothing rewritten).
 
     def _refresh_system_message(self) -> None:
         """After a scaffold change (a new tool, an edited system prompt) the next query sees the new

@@ -32,7 +32,7 @@ def summary(session: Session) -> dict[str, Any]:
         "repo": meta.repo,
         "scaffold_ref": meta.scaffold_ref,
         "steps": max(meta.steps, max((e.get("step", 0) for e in steps), default=0)),
-        "cost": meta.cost,
+        "cost": max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0),
         "elapsed": meta.elapsed,
         "created_at": meta.created_at,
         "updated_at": meta.updated_at,
