@@ -1,0 +1,1 @@
+"""The interactive terminal UI (Textual): ``live-swe tui``."""

@@ -1,0 +1,439 @@
+"""The interactive terminal UI: a task box, the agent working step by step, its evolution, the
+repository diff, and what to do with the work at the end.
+
+The agent runs in a thread worker (``live_swe.runner`` like every front end); the interface
+talks to it only through :class:`~live_swe.tui.bridge.AgentBridge`, so it never blocks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+from textual.worker import Worker, WorkerState
+
+from live_swe.config import KernelLimits
+from live_swe.errors import UserError
+from live_swe.session.store import SessionStore, new_session_id
+from live_swe.tui.bridge import (
+    AgentBridge,
+    AgentEvent,
+    ApprovalMode,
+    ApprovalRequested,
+    DiffUpdated,
+    PauseReached,
+    TokensStreamed,
+    answer,
+)
+from live_swe.tui.screens import ApprovalScreen, DirtyTreeScreen, FinishScreen, PauseScreen, SessionPicker
+from live_swe.tui.widgets import DiffView, EvolutionPanel, StatusLine, StepCard, StepLog, split_reply
+from live_swe.tui.worktree import KeptCommit, WorkTree
+
+CSS = """
+StatusLine { height: 1; background: $panel; padding: 0 1; }
+#main { height: 1fr; }
+#left { width: 3fr; }
+#task { height: 6; border: round $accent; }
+#task:disabled { opacity: 70%; }
+#hint { height: 1; color: $text-muted; padding: 0 1; }
+StepLog { height: 1fr; padding: 0 1; }
+#stream { height: auto; max-height: 8; color: $text-muted; padding: 0 1; }
+#right { width: 2fr; }
+.note { color: $accent; margin: 0 0 1 0; }
+"""
+
+
+class LiveSweApp(App):
+    TITLE = "live-swe"
+    CSS = CSS
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("ctrl+r", "run_task", "Run task", priority=True),
+        Binding("f2", "cycle_mode", "Approval mode", priority=True),
+        Binding("escape", "pause", "Pause & message"),
+        Binding("f3", "resume_picker", "Resume"),
+        Binding("f4", "finish", "Keep / discard"),
+        Binding("f6", "undo_commit", "Undo commit"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        repo: Path,
+        model: str,
+        *,
+        env: str = "local",
+        image: str | None = None,
+        limits: KernelLimits | None = None,
+        model_factory: Callable[[str], Any] | None = None,
+        store: SessionStore | None = None,
+        session_id: str | None = None,
+        approval_mode: ApprovalMode = ApprovalMode.CONFIRM,
+        clock: Callable[[], float] = time.monotonic,
+        task: str = "",
+    ):
+        super().__init__()
+        self.repo = Path(repo).resolve()
+        self.model_name = model
+        self.env_kind = env
+        self.image = image
+        self.limits = limits or KernelLimits()
+        self.store = store or SessionStore.default()
+        self._model_factory = model_factory
+        self._fixed_session_id = session_id
+        self._clock = clock
+        self._initial_task = task
+        self.bridge = AgentBridge(self, approval_mode)
+        self.state = "idle"  # idle, running, paused, stopping, finished
+        self.session_id = ""
+        self.task_text = ""
+        self.step = 0
+        self.cost = 0.0
+        self.result = None
+        self.kept: KeptCommit | None = None
+        self.stash: str | None = None  # the user's own changes, set aside for the run
+        self._started_at: float | None = None
+        self._elapsed = 0.0
+        self._stream = ""
+        self.streamed: list[str] = []  # every streamed piece of every reply, in order
+        self._worker: Worker | None = None
+        self._quitting = False
+
+    # -- layout
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield TextArea(self._initial_task, id="task", soft_wrap=True, show_line_numbers=False)
+                yield Static("Type the task, then Ctrl+R to run it.  F2 approval mode · Esc pause · F3 resume",
+                             id="hint")
+                yield StepLog(id="steps")
+                yield Static("", id="stream")
+            with TabbedContent(id="right", initial="diff-tab"):
+                with TabPane("Diff", id="diff-tab"):
+                    yield DiffView(id="diff")
+                with TabPane("Evolution", id="evolution-tab"):
+                    yield EvolutionPanel(id="evolution")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#task", TextArea).border_title = f"Task for {self.repo.name}"
+        self.query_one("#task", TextArea).focus()
+        self.refresh_status()
+        self.set_interval(1.0, self.refresh_status)
+
+    # -- status
+    @property
+    def elapsed(self) -> float:
+        if self._started_at is not None and self.state in ("running", "paused", "stopping"):
+            return self._elapsed + self._clock() - self._started_at
+        return self._elapsed
+
+    def refresh_status(self) -> None:
+        model = self.bridge.model
+        self.query_one(StatusLine).show(
+            model=self.model_name, step=self.step, tokens=model.tokens if model else 0, cost=self.cost,
+            elapsed=self.elapsed, mode=self.bridge.mode.value, session=self.session_id, state=self.state,
+        )
+
+    def set_approval_mode(self, mode: str | ApprovalMode) -> None:
+        self.bridge.mode = ApprovalMode(mode)
+        self.refresh_status()
+
+    # -- starting a run
+    def action_run_task(self) -> None:
+        if self.state in ("running", "paused", "stopping"):
+            self.notify("The agent is already working.", severity="warning")
+            return
+        task = self.query_one("#task", TextArea).text.strip()
+        if not task:
+            self.notify("Type a task first.", severity="warning")
+            return
+        try:
+            changes = WorkTree(self.repo).user_changes()
+        except UserError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not changes:
+            self._start(task)
+            return
+
+        def decided(set_aside: bool | None) -> None:
+            if set_aside:
+                self._start(task, set_aside=True)
+            else:
+                self.notify("Nothing was run; commit or stash your changes, or set them aside here.")
+
+        self.push_screen(DirtyTreeScreen(changes), decided)
+
+    def _start(self, task: str, set_aside: bool = False) -> None:
+        self.session_id = self._fixed_session_id or new_session_id()
+        self._fixed_session_id = None  # the next run gets a fresh session
+        if set_aside:
+            self.stash = WorkTree(self.repo).stash_user_changes(self.session_id)
+            self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
+        self._reset_run_view(task)
+        self._launch(lambda: self._run_new(task, self.session_id))
+
+    def _run_new(self, task: str, session_id: str):
+        from live_swe.runner import RunRequest, start_run
+
+        request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
+                             limits=self.limits, session_id=session_id)
+        return start_run(request, self._hooks(), store=self.store)
+
+    def _hooks(self):
+        from live_swe.runner import RunHooks
+
+        make = self._model_factory
+        if make is None:
+            from live_swe.models.resolve import make_model as make
+        return RunHooks(approver=self.bridge.approve, observers=[self.bridge.observe],
+                        model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach)
+
+    def _reset_run_view(self, task: str) -> None:
+        self.task_text = task
+        self.step, self.cost, self.result, self.kept = 0, 0.0, None, None
+        self._elapsed, self._stream = 0.0, ""
+        self.query_one("#steps", StepLog).remove_children()
+        self.query_one("#stream", Static).update("")
+        self.query_one(DiffView).show("")
+        evolution = self.query_one(EvolutionPanel)
+        evolution.session_dir = self.store.root / self.session_id
+        task_box = self.query_one("#task", TextArea)
+        task_box.text = task
+        task_box.disabled = True
+        self.query_one("#steps", StepLog).focus()
+
+    def _launch(self, job: Callable[[], Any]) -> None:
+        self.bridge.stop_requested.clear()
+        self.bridge.pause_requested.clear()
+        self.state = "running"
+        self._started_at = self._clock()
+        self.refresh_status()
+        self._worker = self.run_worker(job, thread=True, exit_on_error=False, name="agent", group="agent")
+
+    # -- resuming
+    def action_resume_picker(self) -> None:
+        if self.state in ("running", "paused", "stopping"):
+            self.notify("Wait for the agent to finish (or quit) before resuming another session.", severity="warning")
+            return
+        metas = sorted(self.store.list(), key=lambda m: m.created_at, reverse=True)
+        self.push_screen(SessionPicker(metas), self._resume)
+
+    def _resume(self, session_id: str | None) -> None:
+        if not session_id:
+            return
+        session = self.store.open(session_id)
+        meta = session.meta
+        if meta.repo:
+            self.repo = Path(meta.repo)
+        self.model_name = meta.model
+        self.session_id = session_id
+        self._reset_run_view(meta.task)
+        events, _problems = session.events()
+        for event in events:  # what happened before, as it was shown then
+            self._show_event(event)
+        self._elapsed = meta.elapsed
+
+        def job():
+            from live_swe.runner import resume_run
+
+            return resume_run(session_id, self._hooks(), store=self.store)
+
+        self._launch(job)
+
+    # -- what the agent reports
+    def on_agent_event(self, message: AgentEvent) -> None:
+        self._show_event(message.event)
+        self.refresh_status()
+
+    def _show_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("t")
+        log = self.query_one("#steps", StepLog)
+        step = int(event.get("step") or 0)
+        if kind == "message":
+            msg = event.get("message") or {}
+            if step == 0:
+                return  # the system and task messages
+            if msg.get("role") == "assistant":
+                thought, command = split_reply(msg)
+                self._stream = ""
+                self.query_one("#stream", Static).update("")
+                log.mount(StepCard(step, thought, command))
+                self.step = max(self.step, step)
+            elif msg.get("role") in ("user", "tool"):
+                card = log.card(step)
+                if card is not None and not card.output:
+                    card.set_output(str(msg.get("content") or ""))
+                elif card is None:
+                    log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
+            log.scroll_end(animate=False)
+        elif kind == "review":
+            card = log.card(step)
+            if card is not None:
+                decision = event.get("decision")
+                text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
+                        "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
+                card.set_review(text)
+        elif kind == "step":
+            card = log.card(step)
+            if card is not None:
+                card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
+            self.step = max(self.step, step)
+            self.cost = float(event.get("cost") or self.cost)
+        elif kind == "format_error":
+            card = log.card(step)
+            if card is not None:
+                card.set_review(f"format error: {event.get('reason', '')}")
+        elif kind in ("tool", "scaffold"):
+            self.query_one(EvolutionPanel).add(event)
+        elif kind == "resume":
+            log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
+        elif kind == "end":
+            self.cost = float(event.get("cost") or self.cost)
+
+    def on_tokens_streamed(self, message: TokensStreamed) -> None:
+        self._stream += message.text
+        self.streamed.append(message.text)
+        self.query_one("#stream", Static).update(Text(self._stream[-2000:]))
+
+    def on_diff_updated(self, message: DiffUpdated) -> None:
+        self.query_one(DiffView).show(message.diff)
+
+    def on_approval_requested(self, message: ApprovalRequested) -> None:
+        self.push_screen(ApprovalScreen(message.command), lambda decision: answer(message.answer, decision))
+
+    def on_pause_reached(self, message: PauseReached) -> None:
+        self.state = "paused"
+        self.refresh_status()
+
+        def sent(text: str | None) -> None:
+            self.state = "running"
+            self.refresh_status()
+            answer(message.answer, text or "")
+
+        self.push_screen(PauseScreen(), sent)
+
+    def action_pause(self) -> None:
+        if self.state != "running":
+            return
+        self.bridge.request_pause()
+        self.notify("The agent pauses after the current command.")
+
+    def action_cycle_mode(self) -> None:
+        self.set_approval_mode(self.bridge.mode.next())
+        self.notify(f"Approval mode: {self.bridge.mode.value}")
+
+    # -- the end of a run
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self._worker or event.state not in (
+            WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED
+        ):
+            return
+        self._elapsed = self.elapsed
+        self.state = "finished"
+        self.query_one("#task", TextArea).disabled = False
+        if event.state == WorkerState.SUCCESS:
+            self.result = event.worker.result
+            if self.result is not None:
+                self.cost = self.result.cost
+                self.query_one(DiffView).show(self.result.patch)
+        else:
+            error = event.worker.error
+            self.notify(f"The run stopped: {error}", severity="error", timeout=15)
+        self.refresh_status()
+        if self._quitting:
+            self._restore_user_changes()
+            self.exit(self.result)
+            return
+        if self.result is not None:
+            self.action_finish()
+
+    def action_finish(self) -> None:
+        if self.result is None or self.state != "finished":
+            return
+        result = self.result
+        summary = (f"Session {result.session_id}: {result.status} after {result.steps} steps, "
+                   f"${result.cost:.4f}." + (f" {result.message}" if result.message else ""))
+        self.push_screen(FinishScreen(summary, result.patch, f"live-swe/{self.session_id}"), self._finish_choice)
+
+    def _finish_choice(self, choice: str | None) -> None:
+        if choice == "keep":
+            self.keep()
+        elif choice == "discard":
+            self.discard()
+
+    def _base_commit(self) -> str:
+        return self.store.open(self.session_id).meta.base_commit or "HEAD"
+
+    def keep(self) -> KeptCommit | None:
+        try:
+            tree = WorkTree(self.repo)
+            if self.env_kind != "local" and self.result is not None:
+                tree.apply_patch(self.result.patch)  # the work happened in a container
+            self.kept = tree.keep(self.session_id, self.task_text, self._base_commit())
+        except UserError as exc:
+            self.notify(str(exc), severity="error", timeout=15)
+            return None
+        self.notify(f"Kept as commit {self.kept.sha[:10]} on branch {self.kept.branch} (F6 undoes it).", timeout=10)
+        self.result = None
+        self._restore_user_changes()
+        return self.kept
+
+    def discard(self) -> None:
+        try:
+            paths = WorkTree(self.repo).discard(self._base_commit()) if self.env_kind == "local" else []
+        except UserError as exc:
+            self.notify(str(exc), severity="error", timeout=15)
+            return
+        self.notify(f"Discarded the agent's changes ({len(paths)} files).")
+        self.result = None
+        self.query_one(DiffView).show("")
+        self._restore_user_changes()
+
+    def action_undo_commit(self) -> None:
+        if self.kept is None:
+            self.notify("There is no agent commit to undo.", severity="warning")
+            return
+        try:
+            WorkTree(self.repo).undo(self.kept)
+        except UserError as exc:
+            self.notify(str(exc), severity="error", timeout=15)
+            return
+        self.notify(f"Undid the agent's commit; its changes are uncommitted again and {self.kept.branch} is gone.")
+        self.kept = None
+
+    def _restore_user_changes(self) -> None:
+        if not self.stash:
+            return
+        problem = WorkTree(self.repo).restore_user_changes(self.stash)
+        self.stash = None
+        if problem:
+            self.notify(problem, severity="warning", timeout=30)
+        else:
+            self.notify("Your own uncommitted changes are back.")
+
+    # -- quitting
+    async def action_quit(self) -> None:
+        if self._worker is not None and self._worker.state in (WorkerState.PENDING, WorkerState.RUNNING):
+            self._quitting = True
+            self.state = "stopping"
+            self.refresh_status()
+            self.bridge.request_stop()
+            self.notify("Stopping the agent after the current command…")
+            return
+        self._restore_user_changes()
+        self.exit(self.result)
+
+
+def run_app(app: LiveSweApp, inline: bool = False):
+    return app.run(inline=inline)
+

@@ -1,0 +1,88 @@
+"""Which commands the read-only approval mode lets run without asking.
+
+A command passes only when every part of it is a known reader: each segment of a pipeline or
+``&&`` / ``||`` / ``;`` list starts with a read-only program used without writing options, and
+there is no redirection, subshell, command substitution, background job or variable assignment.
+Anything we cannot parse is not harmless: the person is asked.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+READERS = {
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "pwd", "tree", "stat",
+    "file", "du", "df", "which", "echo", "nl", "diff", "cmp", "basename", "dirname", "realpath", "date",
+    "whoami", "uname", "true", "sort", "uniq", "cut", "tr", "column",
+}
+GIT_READERS = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "grep", "shortlog", "describe"}
+GIT_BRANCH_LISTING = {"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current"}
+FIND_WRITERS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+SEPARATORS = {"|", "&&", "||", ";"}
+# Shell syntax that can write files or run hidden commands, wherever it appears.
+FORBIDDEN_TEXT = ("$(", "`", "<(", ">(")
+
+
+def is_harmless(command: str) -> bool:
+    if any(marker in command for marker in FORBIDDEN_TEXT):
+        return False
+    try:
+        lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return False  # unbalanced quotes
+    if not tokens:
+        return False
+    segment: list[str] = []
+    for token in tokens + [";"]:
+        if token in SEPARATORS:
+            if segment and not _harmless_segment(segment):
+                return False
+            segment = []
+        elif _is_operator(token):
+            return False  # redirections (> >> < &>), background (&), subshells ( )
+        else:
+            segment.append(token)
+    return True
+
+
+def _is_operator(token: str) -> bool:
+    return bool(token) and all(ch in "();<>|&" for ch in token)
+
+
+def _harmless_segment(words: list[str]) -> bool:
+    program, args = words[0], words[1:]
+    if "=" in program or "/" in program:
+        return False  # VAR=value prefixes, or a script by path
+    if program == "git":
+        return _harmless_git(args)
+    if program not in READERS:
+        return False
+    if any(a.startswith("--output") for a in args):
+        return False
+    if program == "find":
+        return not any(a in FIND_WRITERS for a in args)
+    if program == "sort":
+        return not any(a == "-o" or (a.startswith("-") and not a.startswith("--") and "o" in a) for a in args)
+    if program == "uniq":
+        return len([a for a in args if not a.startswith("-")]) <= 1  # a second name is an output file
+    return True
+
+
+def _harmless_git(args: list[str]) -> bool:
+    if not args:
+        return False
+    sub, rest = args[0], args[1:]
+    if any(a.startswith("--output") or a in ("-o", "--ext-diff") for a in rest):
+        return False
+    if sub == "branch":
+        return all(a in GIT_BRANCH_LISTING for a in rest)
+    if sub == "stash":
+        return rest[:1] == ["list"] or rest[:1] == ["show"]
+    return sub in GIT_READERS
+
+
+def quote(command: str) -> str:
+    """For messages: the command as one shell word."""
+    return shlex.quote(command)

@@ -1,0 +1,190 @@
+"""The pieces of the main screen: status line, step cards, evolution panel, repository diff."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Collapsible, Static
+
+_BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)```", re.DOTALL)
+OUTPUT_PREVIEW_CHARS = 20_000
+
+
+def split_reply(message: dict[str, Any]) -> tuple[str, str]:
+    """(thought, command) of an assistant message, for display only (the kernel parses for real)."""
+    content = str(message.get("content") or "")
+    for call in message.get("tool_calls") or []:
+        try:
+            arguments = json.loads(call.get("function", {}).get("arguments") or "{}")
+        except ValueError:
+            arguments = {}
+        command = arguments.get("command", "") if isinstance(arguments, dict) else ""
+        return content.strip(), str(command)
+    blocks = _BASH_BLOCK.findall(content)
+    thought = _BASH_BLOCK.sub("", content).strip()
+    thought = re.sub(r"^THOUGHT:\s*", "", thought)
+    return thought, (blocks[0].strip() if blocks else "")
+
+
+class StatusLine(Static):
+    """model · step · tokens · cost · elapsed · approval mode · session."""
+
+    def show(self, *, model: str, step: int, tokens: int, cost: float, elapsed: float, mode: str,
+             session: str, state: str) -> None:
+        minutes, seconds = divmod(int(elapsed), 60)
+        text = Text()
+        for label, value in (
+            ("model", model or "-"), ("step", str(step)), ("tokens", f"{tokens:,}"), ("cost", f"${cost:.4f}"),
+            ("time", f"{minutes:02d}:{seconds:02d}"), ("mode", mode), ("session", session or "-"), ("", state),
+        ):
+            if text:
+                text.append("  │  ", style="dim")
+            if label:
+                text.append(f"{label} ", style="dim")
+            text.append(value, style="bold")
+        self.update(text)
+        self.plain = text.plain
+
+
+class StepCard(Vertical):
+    """One step: the thought, the command, how it was reviewed, and its output (collapsed)."""
+
+    DEFAULT_CSS = """
+    StepCard { height: auto; border: round $primary 50%; padding: 0 1; margin: 0 0 1 0; }
+    StepCard .title { text-style: bold; }
+    StepCard .thought { color: $text-muted; }
+    StepCard .command { background: $boost; }
+    StepCard .review { color: $warning; }
+    StepCard Collapsible { border: none; padding: 0; }
+    """
+
+    def __init__(self, step: int, thought: str, command: str):
+        super().__init__()
+        self.step = step
+        self.thought = thought
+        self.command = command
+        self.output = ""
+        self.review = ""
+        self.returncode: int | None = None
+
+    def compose(self):
+        yield Static(f"Step {self.step}", classes="title")
+        yield Static(Text(self.thought or "(no thought given)"), classes="thought")
+        yield Static(Syntax(self.command or "(no command)", "bash", theme="ansi_dark", word_wrap=True),
+                     classes="command")
+        yield Static("", classes="review")
+        with Collapsible(title="output", collapsed=True):
+            yield Static("", classes="output")
+
+    def set_review(self, text: str) -> None:
+        self.review = text
+        self.query_one(".review", Static).update(Text(text))
+
+    def set_output(self, text: str) -> None:
+        self.output = text
+        self.query_one(".output", Static).update(Text(text[:OUTPUT_PREVIEW_CHARS]))
+        self.query_one(Collapsible).title = f"output ({len(text.splitlines())} lines)"
+
+    def set_result(self, returncode: int, timed_out: bool = False) -> None:
+        self.returncode = returncode
+        status = "timed out" if timed_out else f"exit {returncode}"
+        self.query_one(".title", Static).update(f"Step {self.step} · {status}")
+
+
+class StepLog(VerticalScroll):
+    """The step cards, newest at the bottom, following the agent."""
+
+    def card(self, step: int) -> StepCard | None:
+        for card in self.query(StepCard):
+            if card.step == step:
+                return card  # a step has at most one command card
+        return None
+
+    def last_card(self) -> StepCard | None:
+        cards = list(self.query(StepCard))
+        return cards[-1] if cards else None
+
+
+def scaffold_diff(session_dir: Path, rev: str) -> str:
+    """The accepted change ``rev`` from the session's scaffold history."""
+    import git
+
+    try:
+        return git.Git().execute(["git", f"--git-dir={session_dir / 'scaffold.git'}", "show", "--stat", "-p",
+                                  "--format=%s%n", rev])
+    except git.GitCommandError as exc:
+        return f"(the diff of {rev[:10]} could not be read: {exc.stderr.strip() if exc.stderr else exc})"
+
+
+class EvolutionPanel(VerticalScroll):
+    """Tools registered or refused, and scaffold changes committed, rejected or rolled back."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.entries: list[dict[str, Any]] = []
+        self.session_dir: Path | None = None
+
+    def compose(self):
+        yield Static("No tools or scaffold changes yet.", id="evolution-empty")
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind, what = event.get("t"), event.get("kind")
+        step = event.get("step", 0)
+        if kind == "tool":
+            mark = "✓" if what == "registered" else "✗"
+            title = f"{mark} step {step}: tool {event.get('name', '?')} {what}"
+            body = event.get("why") or ("ready for the next step" if what == "registered" else "")
+        else:
+            files = ", ".join(event.get("files") or []) or "(no files)"
+            mark = {"commit": "✓", "reject": "✗", "rollback": "↶"}.get(what, "·")
+            title = f"{mark} step {step}: scaffold {what}: {files}"
+            parts = []
+            if event.get("reason"):
+                parts.append(f"reason: {event['reason']}")
+            if event.get("why"):
+                parts.append(f"why: {event['why']}")
+            if what == "commit" and event.get("rev") and self.session_dir is not None:
+                parts.append(scaffold_diff(self.session_dir, event["rev"]))
+            elif event.get("diff"):
+                parts.append(str(event["diff"]))
+            body = "\n\n".join(parts)
+        self.entries.append({"title": title, "body": body, "event": event})
+        for empty in self.query("#evolution-empty"):
+            empty.remove()
+        self.mount(Collapsible(Static(_diff_text(body)), title=title, collapsed=True))
+
+
+class DiffView(VerticalScroll):
+    """The repository's diff against the commit the run started from."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.diff = ""
+
+    def compose(self):
+        yield Static("No changes yet.", id="diff-body")
+
+    def show(self, diff: str) -> None:
+        self.diff = diff
+        body = self.query_one("#diff-body", Static)
+        body.update(_diff_text(diff) if diff.strip() else "No changes yet.")
+
+
+def _diff_text(diff: str) -> Text:
+    text = Text()
+    for line in diff.splitlines():
+        style = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            style = "green"
+        elif line.startswith("-") and not line.startswith("---"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        text.append(line + "\n", style=style)
+    return text
