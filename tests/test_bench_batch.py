@@ -216,6 +216,29 @@ def test_a_missing_image_fails_that_instance_at_once_and_the_rest_finish(tmp_pat
 
 
 @pytest.mark.docker
+def test_a_swebench_instance_without_its_image_says_how_to_pull_it(tmp_path, docker_client):
+    from live_swe.bench.suites import find_swebench_data
+
+    data = find_swebench_data()
+    if data is None:
+        pytest.skip("the offline SWE-bench copies (shared/data/swebench) are not here")
+    image = "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
+    try:
+        docker_client.images.get(image)
+        pytest.skip(f"{image} is present on this machine")
+    except Exception:  # noqa: BLE001 - ImageNotFound: the case under test
+        pass
+    summary = run_batch(f"swebench-verified:{data / 'SWE-bench_Verified.test.parquet'}", model="m", out=tmp_path / "run",
+                        instances=["django__django-11099"], show_progress=False,
+                        model_factory=lambda name, instance: ScriptedModel([Reply(SUBMIT)], name=name))
+    (record,) = summary.records
+    assert (summary.failed, summary.done) == (1, 0)
+    assert record["status"] == "error" and record["elapsed"] < 15
+    assert f"docker pull {image}" in record["reason"]
+    assert not (tmp_path / "run" / "preds.jsonl").read_text()
+
+
+@pytest.mark.docker
 def test_a_crashing_or_exhausted_model_is_recorded_and_retried_next_time(suite, tmp_path):
     out = tmp_path / "run"
 
