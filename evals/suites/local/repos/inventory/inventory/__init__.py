@@ -1,0 +1,8 @@
+"""Stock keeping for a parts shelf."""
+
+from inventory.errors import InventoryError, UnknownItemError
+from inventory.models import Item
+from inventory.report import format_report
+from inventory.store import Inventory
+
+__all__ = ["Inventory", "InventoryError", "Item", "UnknownItemError", "format_report"]

@@ -1,0 +1,6 @@
+"""Token-bucket rate limiting."""
+
+from ratelimit.bucket import TokenBucket
+from ratelimit.clock import ManualClock
+
+__all__ = ["ManualClock", "TokenBucket"]

@@ -1,0 +1,51 @@
+"""Conversions of raw string values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from configlite.errors import ConfigError
+
+TRUE_VALUES = {"1", "yes", "true", "on"}
+FALSE_VALUES = {"0", "no", "false", "off"}
+
+
+def to_bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered not in TRUE_VALUES | FALSE_VALUES:
+        raise ConfigError(f"not a boolean: {value!r}")
+    return lowered in TRUE_VALUES or bool(lowered)
+
+
+def to_int(value: str) -> int:
+    try:
+        return int(value.strip(), 0)
+    except ValueError:
+        raise ConfigError(f"not an integer: {value!r}") from None
+
+
+def to_list(value: str, separator: str = ",") -> list[str]:
+    return [part.strip() for part in value.split(separator) if part.strip()]
+
+
+_REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def interpolate(value: str, env: Mapping[str, str]) -> str:
+    """Replace ``${NAME}`` / ``${NAME:-default}`` with values from ``env``; ``$$`` is ``$``."""
+
+    def replace(match: re.Match) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        name, default = match.group(1), match.group(2)
+        found = env.get(name)
+        if found:
+            return found
+        if default is not None:
+            return default
+        if found is not None:
+            return found
+        raise ConfigError(f"environment variable {name} is not set")
+
+    return _REFERENCE.sub(replace, value)

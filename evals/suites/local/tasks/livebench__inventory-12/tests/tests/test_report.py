@@ -1,0 +1,27 @@
+from inventory import Inventory, format_report
+
+
+def test_report_lists_items_and_total():
+    inv = Inventory()
+    inv.add("M3-BOLT", "M3 bolt, 10 mm", 120)
+    inv.add("M3-NUT", "M3 nut", 80)
+    lines = format_report(inv).splitlines()
+    assert lines[0].split()[0] == "M3-BOLT"
+    assert lines[0].split()[-1] == "120"
+    assert lines[-1].split() == ["TOTAL", "200"]
+
+
+def test_report_marks_low_stock_items():
+    inv = Inventory()
+    inv.add("M3-BOLT", "M3 bolt", 120)
+    inv.add("M3-NUT", "M3 nut", 4)
+    lines = format_report(inv, low_stock_threshold=10).splitlines()
+    assert not lines[0].endswith("LOW")
+    assert lines[1].endswith(" LOW")
+    assert lines[2].split() == ["TOTAL", "124"]
+
+
+def test_report_without_threshold_is_unchanged():
+    inv = Inventory()
+    inv.add("M3-NUT", "M3 nut", 4)
+    assert "LOW" not in format_report(inv)
