@@ -34,6 +34,11 @@ for path in sorted(pathlib.Path(".").rglob("*.py")):
 '''
 
 
+def simple_tool(name: str, body: str = 'echo "usage: NAME ARGS"', shebang: str = "#!/bin/bash") -> str:
+    """A small tool (bash by default) with a valid header; NAME in ``body`` becomes the name."""
+    return f"{shebang}\n# live-swe-tool: {name}\n# description: A tool\n# usage: {name} ARGS\n{body.replace('NAME', name)}\n"
+
+
 def write_file_command(relative: str, text: str, *, executable: bool = False) -> str:
     """A bash command writing ``text`` to ``$LIVE_SWE_SCAFFOLD/relative`` (a here-document)."""
     target = f'"$LIVE_SWE_SCAFFOLD"/{shlex.quote(relative)}'

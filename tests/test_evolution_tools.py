@@ -15,6 +15,7 @@ from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
     observation,
     run_script,
     session_dir,
+    simple_tool,
     system_prompt,
     tool_reply,
     write_file_command,
@@ -90,21 +91,17 @@ echo escaped
 """
 
 
-def _tool(name: str, body: str = 'echo "usage: NAME"', shebang: str = "#!/bin/bash") -> str:
-    return f"{shebang}\n# live-swe-tool: {name}\n# description: A tool\n# usage: {name} ARGS\n{body.replace('NAME', name)}\n"
-
-
 def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_kind):
     env, image = env_kind
     result, model = run_script(git_repo, [
         tool_reply("broken", SYNTAX_ERROR),
         bash_reply(write_file_command("tools/../x", TRAVERSAL) + '\nchmod +x "$LIVE_SWE_SCAFFOLD/x"'),
-        tool_reply("ls", _tool("ls")),
-        tool_reply("noexec", _tool("noexec"), executable=False),
-        tool_reply("badhelp", _tool("badhelp", 'echo "no help here" >&2; exit 3')),
-        tool_reply("misnamed", _tool("othername")),
-        tool_reply("bash-bad", _tool("bash-bad", 'if [ -n "$1" ]; then echo yes')),
-        tool_reply("ok-tool", _tool("ok-tool")),
+        tool_reply("ls", simple_tool("ls")),
+        tool_reply("noexec", simple_tool("noexec"), executable=False),
+        tool_reply("badhelp", simple_tool("badhelp", 'echo "no help here" >&2; exit 3')),
+        tool_reply("misnamed", simple_tool("othername")),
+        tool_reply("bash-bad", simple_tool("bash-bad", 'if [ -n "$1" ]; then echo yes')),
+        tool_reply("ok-tool", simple_tool("ok-tool")),
         SUBMIT,
     ], env=env, image=image)
     assert result.status == "submitted", result.message
@@ -138,7 +135,7 @@ def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_ki
 
 
 def test_a_registered_tool_edited_into_a_broken_state_is_restored_to_its_registered_version(git_repo):
-    good = _tool("greet", 'echo "usage: greet NAME"; [ "$1" = --help ] || echo "hello $1"')
+    good = simple_tool("greet", 'echo "usage: greet NAME"; [ "$1" = --help ] || echo "hello $1"')
     result, model = run_script(git_repo, [
         tool_reply("greet", good),
         bash_reply("echo 'case x in' >> \"$LIVE_SWE_SCAFFOLD/tools/greet\"", "Extend the tool."),
@@ -160,7 +157,7 @@ def test_a_tool_that_hangs_on_help_is_refused_within_the_timeout(git_repo, monke
 
     monkeypatch.setattr(tool_gates, "HELP_TIMEOUT", 1.0)
     started = time.monotonic()
-    result, model = run_script(git_repo, [tool_reply("sleepy", _tool("sleepy", "sleep 30")), SUBMIT])
+    result, model = run_script(git_repo, [tool_reply("sleepy", simple_tool("sleepy", "sleep 30")), SUBMIT])
     assert result.status == "submitted"
     assert time.monotonic() - started < 25
     [refused] = events_of(result.session_id, "tool")

@@ -46,6 +46,12 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
     for key in ("id", "status", "model", "env", "steps", "cost", "created_at", "exit_message"):
         print(f"{key:>13}: {data[key]}")
     print(f"{'task':>13}: {data['task'].strip()}")
+    if "tools" in data:
+        changes = data["scaffold_changes"]
+        print(f"{'tools':>13}: {', '.join(data['tools']) or '-'}")
+        print(f"{'scaffold':>13}: {sum(c['accepted'] for c in changes)} accepted, "
+              f"{sum(c['kind'] == 'reject' for c in changes)} refused, "
+              f"{sum(c['kind'] == 'rollback' for c in changes)} rolled back (`live-swe sessions log {data['id']}`)")
     for problem in data["log_problems"]:
         print(f"      warning: {problem}")
     if data["patch"]:
@@ -71,3 +77,43 @@ def export(
         print(f"wrote {out}")
     else:
         print(text)
+
+
+@app.command("log")
+@friendly
+def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """One line per scaffold change: step, accepted or not, files, the agent's reason (and why not)."""
+    from live_swe.evolution.history import scaffold_changes
+    from live_swe.session.store import SessionStore
+
+    changes = scaffold_changes(SessionStore.default().open(session_id).events()[0])
+    if as_json:
+        print(json.dumps(changes))
+        return
+    if not changes:
+        print(f"session {session_id} made no scaffold changes")
+    labels = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}
+    for change in changes:
+        label = labels.get(change["kind"], change["kind"])
+        rev = (change["rev"] or "")[:8]
+        line = f"step {change['step']:>4}  {label:<11} {rev:<8}  {', '.join(change['files']) or '-'}"
+        line += f"  — {change['reason']}" if change["reason"] else ""
+        if change["why"]:
+            line += f"  [{change['why']}]"
+        print(" ".join(line.split("\n")))
+
+
+@app.command("diff")
+@friendly
+def scaffold_diff(
+    session_id: str,
+    rev: str = typer.Argument(None, help="One change (a commit from `sessions log`); default: all changes."),
+) -> None:
+    """The scaffold's evolution as a diff: one commit, or everything since the starting scaffold."""
+    from live_swe.evolution.history import history_of
+    from live_swe.session.store import SessionStore
+
+    history = history_of(SessionStore.default().open(session_id))
+    if not history.exists():
+        fail(f"session {session_id} has no scaffold history (it started before self-evolution was recorded)")
+    print(history.diff(rev), end="")

@@ -191,13 +191,19 @@ class GatedScaffold:
         if strays:
             refused += [rel for rel, _ in strays]
             rejects.append(([rel for rel, _ in strays], "; ".join(f"{rel}: {why}" for rel, why in strays)))
-            for rel, _ in strays:
-                header = read_tool_header(self.root / rel) if current.get(rel, Entry("dir", 0)).kind == "file" else None
-                if header:
-                    name = header["live-swe-tool"]
-                    why = name_problem(name) or f"a tool must be a file directly in {tools_dir}/ (this one is {rel})"
-                    tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
-                    self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was removed.")
+            plain = []
+            for rel, why in strays:
+                entry = current.get(rel)
+                header = read_tool_header(self.root / rel) if entry is not None and entry.kind == "file" else None
+                if header is None:
+                    plain.append(f"{rel}: {why}")
+                    continue
+                name = header["live-swe-tool"]  # a tool written outside tools/ (e.g. named ../x)
+                why = name_problem(name) or f"a tool must be a file directly in {tools_dir}/ (this one is {rel})"
+                tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
+                self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was removed.")
+            if plain:
+                self._notes.append(f"Scaffold: refused {'; '.join(plain)}. Undone (added files removed, changed ones restored).")
 
         for name, rel in sorted(tools.items()):
             if rel not in current:
@@ -356,7 +362,7 @@ def _classify(changed: list[str], current: Snapshot, tools_dir: str, hooks_names
         elif parts[0] == tools_dir:
             if len(parts) == 1:
                 strays.append((rel, f"the {tools_dir}/ folder itself must stay as it is"))
-            elif len(parts) == 2 and not parts[1].startswith("."):
+            elif len(parts) == 2 and not parts[1].startswith(".") and (entry is None or entry.kind == "file"):
                 tools[parts[1]] = rel
             else:
                 strays.append((rel, f"{tools_dir}/ holds tool files only (no folders or hidden files)"))

@@ -275,9 +275,9 @@ def smoke_test(source: str, filename: str = "hooks.py", timeout: float = SMOKE_T
 class HookClient:
     """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure."""
 
-    def __init__(self, guard, *, call_timeout: float = CALL_TIMEOUT):
+    def __init__(self, guard, *, call_timeout: float | None = None):
         self.guard = guard
-        self.call_timeout = call_timeout
+        self.call_timeout = call_timeout  # None: CALL_TIMEOUT
         self._process: HookProcess | None = None
         self._digest: str | None = None
 
@@ -310,7 +310,8 @@ class HookClient:
         if process is None or hook not in process.hooks:
             return fallback
         try:
-            return validate(process.call(hook, args, self.call_timeout), hook)
+            timeout = self.call_timeout if self.call_timeout is not None else CALL_TIMEOUT
+            return validate(process.call(hook, args, timeout), hook)
         except HookFailure as exc:
             self._fail(hook, str(exc), step)
             return fallback
