@@ -84,21 +84,17 @@ class BenchEvaluator:
         return outcomes
 
     def _evaluate(self, out_dir: Path) -> set[str]:
-        from live_swe.bench import evaluate as bench_evaluate
+        """Grade the folder's predictions (the harness, in Docker); a report newer than them is reused."""
+        import hashlib
+        import json
 
-        report = bench_evaluate.evaluate_run(out_dir, run_id=f"{self.run_id}-{out_dir.name}")
-        return set(_resolved_ids(report, out_dir))
+        from live_swe.bench.evaluate import PREDS_FILE, REPORT_FILE, evaluate_batch
 
-
-def _resolved_ids(report: Any, out_dir: Path) -> list[str]:
-    if isinstance(report, dict) and "resolved_ids" in report:
-        return list(report["resolved_ids"])
-    if hasattr(report, "resolved_ids"):
-        return list(report.resolved_ids)
-    import json
-
-    data = json.loads((out_dir / "report.json").read_text())
-    return list(data.get("resolved_ids", []))
+        report, preds = out_dir / REPORT_FILE, out_dir / PREDS_FILE
+        if report.exists() and preds.exists() and report.stat().st_mtime >= preds.stat().st_mtime:
+            return set(json.loads(report.read_text()).get("resolved_ids", []))
+        tag = hashlib.sha1(str(out_dir.resolve()).encode()).hexdigest()[:8]
+        return set(evaluate_batch(out_dir, suite_spec=self.suite, run_id=f"{self.run_id}-{tag}").resolved_ids)
 
 
 def _batch_runs(out_dir: Path) -> dict[str, dict[str, Any]]:
