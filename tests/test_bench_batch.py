@@ -157,6 +157,19 @@ def test_the_last_prediction_of_an_instance_wins(tmp_path):
     assert preds["a"]["model_patch"] == "new" and len(preds) == 2
 
 
+def test_batch_json_records_suite_paths_that_work_from_anywhere(tmp_path, monkeypatch):
+    from live_swe.bench.batch import portable_spec
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "rows.jsonl").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert portable_spec("local:./mine") == f"local:{tmp_path / 'mine'}"
+    assert portable_spec("swebench-pro:rows.jsonl") == f"swebench-pro:{tmp_path / 'rows.jsonl'}"
+    assert portable_spec("rows.jsonl") == str(tmp_path / "rows.jsonl")
+    for unchanged in ("swebench-verified", "local:local", "local:./missing", "swebench-lite:/abs/x.parquet"):
+        assert portable_spec(unchanged) == unchanged
+
+
 # -- batches in Docker -----------------------------------------------------------------------------
 
 

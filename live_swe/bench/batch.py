@@ -132,11 +132,23 @@ def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str) -> dict[s
             info = {}
     if not isinstance(info, dict) or not info.get("batch_id"):
         info = {"batch_id": "b" + secrets.token_hex(6), "created_at": _now()}
-    info.update(suite=suite_spec, model=model, scaffold=scaffold, updated_at=_now())
+    info.update(suite=portable_spec(suite_spec), model=model, scaffold=scaffold, updated_at=_now())
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2))
     tmp.replace(path)
     return info
+
+
+def portable_spec(spec: str) -> str:
+    """The suite spec with a relative path made absolute, so ``bench eval`` works from any directory."""
+    kind, sep, value = spec.partition(":")
+    if sep and kind in ("swebench-verified", "swebench-lite", "swebench-pro", "local"):
+        path = Path(value).expanduser()
+        if value and not path.is_absolute() and ("/" in value or path.suffix) and path.exists():
+            return f"{kind}:{path.resolve()}"
+        return spec
+    path = Path(spec).expanduser()
+    return str(path.resolve()) if not path.is_absolute() and path.exists() else spec
 
 
 def _now() -> str:
