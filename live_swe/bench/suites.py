@@ -63,6 +63,9 @@ class Instance:
     test_patch: str = ""
     row: dict[str, Any] = field(default_factory=dict)  # the raw row, JSON-able, for the harness
 
+    def __hash__(self) -> int:  # the list and dict fields are not hashable; the id is the identity
+        return hash((self.suite_kind, self.instance_id))
+
 
 @dataclass
 class Suite:
