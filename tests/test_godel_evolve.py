@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import SUBMIT, bash_reply, make_git_repo
 
 from godel.archive import Archive
@@ -61,9 +62,10 @@ class MarkerSolver:
 class LocalTaskEvaluator:
     """Runs the real agent (local environment) on each instance and checks it like a hidden test."""
 
-    def __init__(self, log: Path | None = None, delay: float = 0.0):
+    def __init__(self, log: Path | None = None, delay: float = 0.0, cost: float = 0.0):
         self.log = log
         self.delay = delay
+        self.cost = cost  # charged per instance run (scripted models cost nothing)
 
     def __call__(self, scaffold_ref: str, instance_ids: list[str], out_dir: Path) -> dict[str, Outcome]:
         from live_swe.config import KernelLimits, home
@@ -86,9 +88,11 @@ class LocalTaskEvaluator:
                            repo=repo, scaffold_ref=scaffold_ref, limits=KernelLimits(step_limit=5)),
                 RunHooks(model_factory=lambda name: MarkerSolver()),
             )
+            if result.status == "interrupted":
+                raise KeyboardInterrupt
             resolved = (repo / "value.py").read_text().strip() == "VALUE = 1"
-            outcomes[instance_id] = Outcome(resolved, result.cost, str(home() / "sessions" / result.session_id),
-                                            result.status)
+            outcomes[instance_id] = Outcome(resolved, result.cost + self.cost,
+                                            str(home() / "sessions" / result.session_id), result.status)
             time.sleep(self.delay)
         return outcomes
 
@@ -237,3 +241,43 @@ def test_resume_after_kill_9(tmp_path, live_swe_home):
     assert labels.count("root") == 1 and labels.count("g1c0-s1") == 1 and labels.count("g1c0-s2") == 1
     nodes = Archive.default().nodes()
     assert len(nodes) == 3 and len({n.run_key for n in nodes}) == 3
+
+
+def test_budget_stops_the_run_and_a_larger_budget_resumes_it(tmp_path):
+    cfg = config(children=1, budget=0.25)
+    evolver = Evolver(cfg, evaluate=LocalTaskEvaluator(cost=0.1), improve=ScriptedImprover({"g1c0": "improve"}),
+                      instance_ids=lambda: list(IDS))
+    state = evolver.run()
+    # The root's 5 selection runs cost $0.50 >= $0.25: no child is started.
+    assert state.status == "budget" and state.spent == pytest.approx(0.5)
+    assert [c.status for c in state.children.values()] == ["pending"]
+    resumed = Evolver(config(children=1, budget=2.0), evaluate=LocalTaskEvaluator(cost=0.1),
+                      improve=ScriptedImprover({"g1c0": "improve"}), instance_ids=lambda: list(IDS)).run()
+    assert resumed.status == "done" and resumed.children["g1c0"].status == "accepted"
+    assert resumed.spent == pytest.approx(0.5 + 0.5)  # the child's 2 + 3 stage runs
+
+
+def test_ctrl_c_leaves_a_resumable_state(tmp_path, live_swe_home):
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(tests=str(Path(__file__).parent), delay=0.3))
+    env = {**os.environ, "LIVE_SWE_HOME": str(live_swe_home)}
+    process = subprocess.Popen([sys.executable, str(driver)], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    runs = live_swe_home / "archive" / "runs"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        log = list(runs.glob("*/ran.jsonl")) if runs.exists() else []
+        if log and "g1c0-s1" in log[0].read_text():
+            os.killpg(process.pid, signal.SIGINT)
+            break
+        time.sleep(0.05)
+    output = process.communicate(timeout=60)[0]
+    assert process.returncode != 0 and "KeyboardInterrupt" in output and "FINISHED" not in output
+    state_path = next(runs.glob("*/state.json"))
+    state = json.loads(state_path.read_text())  # whole, readable JSON
+    assert state["status"] == "running" and state["children"]["g1c0"]["status"] in ("gated", "accepted")
+    rerun = subprocess.run([sys.executable, str(driver)], env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0 and "FINISHED" in rerun.stdout, rerun.stdout + rerun.stderr
+    final = json.loads(state_path.read_text())
+    assert final["status"] == "done" and final["children"]["g1c0"]["status"] == "accepted"
+    assert len(Archive.default().nodes()) == 3
