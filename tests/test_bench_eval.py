@@ -1,0 +1,175 @@
+"""Evaluation: the confidence interval, batch directories, the CLI, and a scripted model's batch on
+the local suite graded by the official harness in Docker."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import SUBMIT, bash_reply
+from test_bench_local_suite import SUITE, SUITE_DIR, local_suite_images  # noqa: F401 - the session fixture
+from typer.testing import CliRunner
+
+from live_swe.bench.evaluate import batch_suite, evaluate_batch
+from live_swe.bench.stats import wilson_interval
+from live_swe.cli.main import app
+from live_swe.errors import UserError
+from live_swe.models.base import Reply
+from live_swe.models.scripted import ScriptedModel
+
+SUMMARY_KEYS = {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high"}
+
+# What the scripted model types into the container, per instance.
+FIXES = {
+    "livebench__textkit-101": "sed -i 's/width - len(ellipsis) + 1\\]/width - len(ellipsis)]/' textkit/truncate.py",
+    "livebench__datespan-58": (
+        "sed -i 's/self.start <= other.end and other.start <= self.end/"
+        "self.start < other.end and other.start < self.end/' datespan/spans.py"
+    ),
+    # A plausible but wrong fix: the tests still fail.
+    "livebench__configlite-31": "sed -i 's/FALSE_VALUES = {/FALSE_VALUES = {\"n\", /' configlite/values.py",
+}
+
+
+# -- the interval ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("successes", "total", "low", "high"),
+    [
+        # Worked by hand: centre (p + z²/2n)/(1 + z²/n), half-width z·sqrt(p(1-p)/n + z²/4n²)/(1 + z²/n)
+        (5, 10, 0.2366, 0.7634),
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (81, 100, 0.7222, 0.8749),
+        (1, 1, 0.2065, 1.0),
+    ],
+)
+def test_wilson_interval_matches_hand_computed_values(successes, total, low, high):
+    got_low, got_high = wilson_interval(successes, total)
+    assert got_low == pytest.approx(low, abs=5e-5)
+    assert got_high == pytest.approx(high, abs=5e-5)
+
+
+def test_wilson_interval_edges():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(10, 10)[1] == 1.0 and wilson_interval(0, 10)[0] == 0.0
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+
+
+# -- batch directories -----------------------------------------------------------------------------
+
+
+def test_batch_directory_names_its_suite(tmp_path):
+    (tmp_path / "batch.json").write_text(json.dumps({"batch_id": "b1", "suite": "local:local"}))
+    assert batch_suite(tmp_path, None) == "local:local"
+    assert batch_suite(tmp_path, "swebench-lite") == "swebench-lite"
+    with pytest.raises(UserError, match="--suite"):
+        batch_suite(tmp_path / "nowhere", None)
+
+
+def test_eval_of_a_directory_without_predictions_says_what_to_do(tmp_path):
+    result = CliRunner().invoke(app, ["bench", "eval", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no preds.jsonl" in result.output and "bench run" in result.output
+
+
+def test_predictions_outside_the_suite_are_refused(tmp_path):
+    (tmp_path / "batch.json").write_text(json.dumps({"suite": SUITE}))
+    (tmp_path / "preds.jsonl").write_text(json.dumps(
+        {"instance_id": "nobody__nothing-1", "model_name_or_path": "m", "model_patch": "x"}) + "\n")
+    with pytest.raises(UserError, match="nobody__nothing-1"):
+        evaluate_batch(tmp_path)
+
+
+# -- images ----------------------------------------------------------------------------------------
+
+
+def copy_suite_with_image_prefix(target: Path, prefix: str) -> str:
+    """The local suite under ``target`` with every image renamed (so none of them exists yet)."""
+    for name in ("Dockerfile", ".dockerignore"):
+        shutil.copy(SUITE_DIR / name, target / name)
+    shutil.copytree(SUITE_DIR / "repos", target / "repos")
+    for name in ("instances.jsonl", "pro_instances.jsonl"):
+        lines = (SUITE_DIR / name).read_text().replace("live-swe-local/", prefix)
+        (target / name).write_text(lines)
+    (target / "images.json").write_text((SUITE_DIR / "images.json").read_text().replace("live-swe-local/", prefix))
+    return f"local:{target}"
+
+
+@pytest.mark.docker
+def test_images_command_names_missing_images_and_builds_them(local_suite_images, base_image, docker_client, tmp_path):
+    runner = CliRunner()
+    present = runner.invoke(app, ["bench", "images", SUITE, "--check"])
+    assert present.exit_code == 0, present.output
+    assert "MISSING" not in present.stdout and "present" in present.stdout
+
+    suite = copy_suite_with_image_prefix(tmp_path, "live-swe-test-images/")
+    missing = runner.invoke(app, ["bench", "images", suite, "--check"])
+    assert missing.exit_code == 1
+    assert "MISSING  live-swe-test-images/textkit:" in missing.stdout
+    assert "--build" in missing.output and "--base live-swe-base" in missing.output
+
+    built = []
+    try:
+        result = runner.invoke(app, ["bench", "images", suite, "--build", "--base", base_image, "--quiet"])
+        built = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("present ")]
+        assert result.exit_code == 0, result.output
+        assert "MISSING" not in result.stdout and len(built) == 7
+    finally:
+        for image in built:
+            docker_client.images.remove(image)
+
+
+@pytest.mark.docker
+def test_eval_names_a_missing_image(local_suite_images, tmp_path):
+    suite_dir = tmp_path / "suite"
+    suite_dir.mkdir()
+    suite = copy_suite_with_image_prefix(suite_dir, "live-swe-test-missing/")
+    out = tmp_path / "batch"
+    out.mkdir()
+    (out / "batch.json").write_text(json.dumps({"suite": suite}))
+    (out / "preds.jsonl").write_text(json.dumps(
+        {"instance_id": "livebench__textkit-101", "model_name_or_path": "m", "model_patch": "diff"}) + "\n")
+    with pytest.raises(UserError) as excinfo:
+        evaluate_batch(out)
+    message = str(excinfo.value)
+    assert "live-swe-test-missing/textkit:" in message and "livebench__textkit-101" in message
+    assert "bench images" in message and "--build" in message
+
+
+# -- a scripted model's batch, graded --------------------------------------------------------------
+
+
+def fixing_model(name: str, instance) -> ScriptedModel:
+    command = FIXES[instance.instance_id]
+    return ScriptedModel([Reply(bash_reply(command, "Fix the bug.")), Reply(SUBMIT)], name=name)
+
+
+@pytest.mark.docker
+def test_scripted_fixes_are_graded_by_the_harness(local_suite_images, tmp_path):
+    from live_swe.bench.batch import run_batch
+
+    out = tmp_path / "batch"
+    summary = run_batch(SUITE, model="scripted-fixer", out=out, workers=1, instances=sorted(FIXES),
+                        model_factory=fixing_model, show_progress=False)
+    assert summary.done == 3 and summary.submitted == 3, summary.records
+    preds = [json.loads(line) for line in (out / "preds.jsonl").read_text().splitlines()]
+    assert all(p["model_patch"].startswith("diff --git") for p in preds)
+
+    result = CliRunner().invoke(app, ["bench", "eval", str(out), "--json", "--run-id", "scripted"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert set(printed) == SUMMARY_KEYS
+    assert printed["resolved_ids"] == ["livebench__datespan-58", "livebench__textkit-101"]
+    assert (printed["total"], printed["resolved"]) == (3, 2)
+    assert printed["rate"] == pytest.approx(2 / 3)
+    assert (printed["ci_low"], printed["ci_high"]) == pytest.approx(wilson_interval(2, 3))
+
+    report = json.loads((out / "report.json").read_text())
+    assert report["instances"]["livebench__configlite-31"]["status"] == "unresolved"
+    assert "test_false_bool" in report["instances"]["livebench__configlite-31"]["detail"]
+    assert report["suite"] == SUITE
