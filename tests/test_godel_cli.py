@@ -119,3 +119,24 @@ def test_archive_plot_refuses_an_unknown_format_and_an_empty_archive(tmp_path):
     assert bad.exit_code == 2 and ".svg or .png" in bad.stderr
     empty = runner.invoke(app, ["archive", "plot", "--out", str(tmp_path / "x.svg")])
     assert empty.exit_code == 2 and "empty" in empty.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--selection", "greedy"],
+         "--selection 'greedy'"),
+        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--stages", "5,3",
+          "--thresholds", "0,0"], "larger than the one before"),
+        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--stages", "3,8",
+          "--thresholds", "0.5"], "same number"),
+        (["evolve", "--suite", "local:no-such-suite", "--model", "m", "-g", "1", "-k", "1"], "no-such-suite"),
+        (["validate", "--scaffold", "archive:n9", "--suite", "local:local", "--model", "m"], "no archive node 'n9'"),
+        (["validate", "--scaffold", "seed", "--suite", "local:local", "--model", "m", "--instances", "nobody-1"],
+         "nobody-1"),
+    ],
+)
+def test_bad_command_input_is_one_clear_line(args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "Traceback" not in result.output
