@@ -101,7 +101,7 @@ def copy_suite_with_image_prefix(target: Path, prefix: str) -> str:
 
 
 @pytest.mark.docker
-def test_images_command_names_missing_images_and_builds_them(local_suite_images, base_image, docker_client, tmp_path):
+def test_images_command_names_missing_images_and_builds_them(local_suite_images, base_image, docker_client, tmp_path):  # noqa: F811 - the imported fixture
     runner = CliRunner()
     present = runner.invoke(app, ["bench", "images", SUITE, "--check"])
     assert present.exit_code == 0, present.output
@@ -125,7 +125,7 @@ def test_images_command_names_missing_images_and_builds_them(local_suite_images,
 
 
 @pytest.mark.docker
-def test_eval_names_a_missing_image(local_suite_images, tmp_path):
+def test_eval_names_a_missing_image(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
     suite_dir = tmp_path / "suite"
     suite_dir.mkdir()
     suite = copy_suite_with_image_prefix(suite_dir, "live-swe-test-missing/")
@@ -150,7 +150,7 @@ def fixing_model(name: str, instance) -> ScriptedModel:
 
 
 @pytest.mark.docker
-def test_scripted_fixes_are_graded_by_the_harness(local_suite_images, tmp_path):
+def test_scripted_fixes_are_graded_by_the_harness(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
     from live_swe.bench.batch import run_batch
 
     out = tmp_path / "batch"

@@ -28,16 +28,17 @@ PRO_COLUMNS = {
     "repo_language", "fail_to_pass", "pass_to_pass", "before_repo_set_cmd", "selected_test_files_to_run",
     "dockerhub_tag",
 }
-NO_OP_PATCH = """\
-diff --git a/README.md b/README.md
---- a/README.md
-+++ b/README.md
-@@ -1,2 +1,4 @@
- # {name}
- 
-+(Maintained by the platform team.)
-+
-"""
+NO_OP_PATCH = "\n".join([
+    "diff --git a/README.md b/README.md",
+    "--- a/README.md",
+    "+++ b/README.md",
+    "@@ -1,2 +1,4 @@",
+    " # {name}",
+    " ",  # an empty context line is one space in a diff
+    "+(Maintained by the platform team.)",
+    "+",
+    "",
+])
 
 
 def rows(name: str) -> list[dict]:
@@ -102,16 +103,16 @@ def test_rows_make_harness_test_specs():
 
 def test_tasks_are_varied():
     main = rows("instances.jsonl")
-    changed = {r["instance_id"]: [l for l in r["patch"].splitlines() if l.startswith("diff --git")] for r in main}
+    changed = {r["instance_id"]: [line for line in r["patch"].splitlines() if line.startswith("diff --git")] for r in main}
     assert any("new file mode" in r["patch"] for r in main), "a task needing a new file"
     assert any(len(files) >= 3 for files in changed.values()), "a change across files"
-    one_line = [r for r in main if sum(l.startswith("+") and not l.startswith("+++") for l in r["patch"].splitlines()) == 1]
+    one_line = [r for r in main if sum(line.startswith("+") and not line.startswith("+++") for line in r["patch"].splitlines()) == 1]
     assert len(one_line) >= 3, "one-line fixes"
     assert any("Feature request" in r["problem_statement"] or "Support " in r["problem_statement"] for r in main)
     assert len({r["repo"] for r in main}) >= 5
     for row in main:  # gold patches never touch tests, test patches only touch tests
         assert "tests/" not in "".join(changed[row["instance_id"]])
-        assert all(" b/tests/" in l for l in row["test_patch"].splitlines() if l.startswith("diff --git"))
+        assert all(" b/tests/" in line for line in row["test_patch"].splitlines() if line.startswith("diff --git"))
 
 
 def test_base_commits_are_reproducible():

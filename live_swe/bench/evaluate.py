@@ -93,7 +93,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
     if not path.exists():
         return rows
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         try:
