@@ -8,8 +8,9 @@ import os
 
 import pytest
 from conftest import SUBMIT, bash_reply
-from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
-    env_kind,
+from test_evolution_support import (
+    ON_EACH_ENVIRONMENT,
+    environment,
     events_of,
     observation,
     run_script,
@@ -75,8 +76,9 @@ def test_a_failing_hook_falls_back_to_the_last_good_hooks_and_the_run_finishes(g
     assert history.revisions()[0].subject == "step 3: roll back hooks.py"
 
 
-def test_hook_fallback_in_docker(git_repo, env_kind, monkeypatch):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_hook_fallback_on_each_environment(git_repo, env_name, request, monkeypatch):
+    env, image = environment(request, env_name)
     monkeypatch.setattr(hook_worker, "CALL_TIMEOUT", 2.0)
     result, model = run_script(git_repo, [
         bash_reply(write_file_command("hooks.py", tagging_hooks(MISBEHAVIOUR["raises"])), "Tag observations."),

@@ -12,9 +12,10 @@ import sys
 import time
 
 from conftest import SUBMIT, bash_reply, write_script
-from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
+from test_evolution_support import (
     FIND_DEF,
-    env_kind,
+    ON_EACH_ENVIRONMENT,
+    environment,
     events_of,
     observation,
     run_script,
@@ -53,8 +54,9 @@ def _events(log):
     return events
 
 
-def test_kill_9_right_after_a_commit_then_resume_keeps_it(git_repo, tmp_path, live_swe_home, env_kind):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_kill_9_right_after_a_commit_then_resume_keeps_it(git_repo, tmp_path, live_swe_home, env_name, request):
+    env, image = environment(request, env_name)
     script = write_script(tmp_path / "run.yaml", [
         tool_reply("find-def", FIND_DEF, "Find definitions quickly."),
         # the next step leaves an unchecked change, then is killed while it runs

@@ -4,15 +4,15 @@ exactly and explained; budgets can only be tightened."""
 from __future__ import annotations
 
 from conftest import SUBMIT, bash_reply
-from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
-    env_kind,
+from test_evolution_support import (
+    ON_EACH_ENVIRONMENT,
+    environment,
     events_of,
     observation,
     run_script,
     session_dir,
     simple_tool,
     system_prompt,
-    tool_reply,
     write_file_command,
 )
 
@@ -39,8 +39,9 @@ def _assert_tree_is_head(session_id: str) -> None:
         assert (root / rel).stat().st_mode & 0o777 == history.mode_at("HEAD", rel), rel
 
 
-def test_template_edit_changes_the_next_observation_and_a_broken_one_is_undone_exactly(git_repo, env_kind):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_template_edit_changes_the_next_observation_and_a_broken_one_is_undone_exactly(git_repo, env_name, request):
+    env, image = environment(request, env_name)
     broken = (f"printf '{{{{ outptu.text }}}}\\n' > {S}/prompts/observation.j2 && rm {S}/prompts/reflection.j2 "
               f"&& echo 'new {{{{ step }}}}' > {S}/prompts/extra.j2 && chmod 600 {S}/prompts/system.j2")
     result, model = run_script(git_repo, [
@@ -76,8 +77,9 @@ def test_template_edit_changes_the_next_observation_and_a_broken_one_is_undone_e
         "step 1: prompts/observation.j2", "starting scaffold (seed)"]
 
 
-def test_budgets_can_be_tightened_never_raised(git_repo, env_kind):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_budgets_can_be_tightened_never_raised(git_repo, env_name, request):
+    env, image = environment(request, env_name)
     yaml = f"{S}/scaffold.yaml"
     result, model = run_script(git_repo, [
         bash_reply(f"sed -i 's/step_limit: null/step_limit: 1000/' {yaml}", "More steps would help."),

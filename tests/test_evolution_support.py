@@ -79,9 +79,12 @@ def system_prompt(model: ScriptedModel, query: int) -> str:
     return model.seen[query][0]["content"]
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
-def env_kind(request) -> tuple[str, str | None]:
-    """Each main scenario runs on the local environment and in a real Docker container."""
-    if request.param == "docker":
+# Each main scenario runs on the local environment and in a real Docker container.
+ON_EACH_ENVIRONMENT = pytest.mark.parametrize("env_name", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+
+
+def environment(request, env_name: str) -> tuple[str, str | None]:
+    """(environment, image) for ``run_script``; the docker one needs the engine and the base image."""
+    if env_name == "docker":
         return "docker", request.getfixturevalue("base_image")
     return "local", None

@@ -8,9 +8,10 @@ import subprocess
 import sys
 
 from conftest import SUBMIT, bash_reply
-from test_evolution_support import (  # noqa: F401 - env_kind is a fixture
+from test_evolution_support import (
     FIND_DEF,
-    env_kind,
+    ON_EACH_ENVIRONMENT,
+    environment,
     events_of,
     observation,
     run_script,
@@ -26,8 +27,9 @@ from live_swe.evolution.history import ScaffoldHistory
 CLI = [sys.executable, "-m", "live_swe.cli.main"]
 
 
-def test_tool_created_registered_listed_used_and_kept_out_of_the_patch(git_repo, env_kind):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_tool_created_registered_listed_used_and_kept_out_of_the_patch(git_repo, env_name, request):
+    env, image = environment(request, env_name)
     result, model = run_script(git_repo, [
         tool_reply("find-def", FIND_DEF, "A tool that finds definitions saves grepping every time."),
         bash_reply("find-def add"),
@@ -91,8 +93,9 @@ echo escaped
 """
 
 
-def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_kind):
-    env, image = env_kind
+@ON_EACH_ENVIRONMENT
+def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_name, request):
+    env, image = environment(request, env_name)
     result, model = run_script(git_repo, [
         tool_reply("broken", SYNTAX_ERROR),
         bash_reply(write_file_command("tools/../x", TRAVERSAL) + '\nchmod +x "$LIVE_SWE_SCAFFOLD/x"'),

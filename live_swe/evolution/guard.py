@@ -19,13 +19,19 @@ from typing import Any
 
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment
+from live_swe.evolution import tool_gates
 from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
 from live_swe.evolution.hook_worker import smoke_test, source_digest
-from live_swe.evolution import tool_gates
 from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
-from live_swe.scaffolding.scaffold import Scaffold, ScaffoldError, load_policy, load_scaffold, read_tool_header
+from live_swe.scaffolding.scaffold import (
+    Scaffold,
+    ScaffoldError,
+    load_policy,
+    load_scaffold,
+    read_tool_header,
+)
 from live_swe.session.store import Session
 
 REASON_CHARS = 300

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from live_swe.environments.base import Environment
@@ -85,7 +85,7 @@ def tool_language(source: bytes) -> str | None:
     return interpreter_language(first)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parser(language: str):
     from tree_sitter import Language, Parser
 
