@@ -203,8 +203,9 @@ class Evolver:
         materialize(self.state.config.scaffold, root_dir, library=None)
         self.say(f"evaluating the root scaffold ({self.state.config.scaffold}) on {len(self.stages[-1])} instances")
         outcomes = self._run_eval(f"path:{root_dir}", self.stages[-1], "root")
+        ref = self.state.config.scaffold
         node = self.archive.add_node(
-            root_dir, parent=None, run=self.state.run_id, suite=self.state.config.suite,
+            root_dir, parent=ref.partition(":")[2] if ref.startswith("archive:") else None, run=self.state.run_id, suite=self.state.config.suite,
             origin=self.state.config.scaffold, run_key="root", generation=0,
             results={i: o.resolved for i, o in outcomes.items()},
             sessions={i: o.session_dir for i, o in outcomes.items() if o.session_dir},
@@ -280,7 +281,11 @@ class Evolver:
         self.archive.checkout(parent.id, parent_dir)
         task = diagnose(parent.id, parent.results, parent.sessions, set(self.state.selection_split))
         (workdir / "task.md").write_text(task)
-        made = self.improve(parent_dir, task, workdir)
+        try:
+            made = self.improve(parent_dir, task, workdir)
+        except Exception as exc:  # noqa: BLE001 - one child's failure never stops the run
+            child.status, child.reason = REJECTED, f"the improver failed: {exc.__class__.__name__}: {str(exc)[:300]}"
+            return
         child.improve_cost = made.cost
         child.improver_session = made.session_id
         self.state.spent += made.cost

@@ -281,3 +281,15 @@ def test_ctrl_c_leaves_a_resumable_state(tmp_path, live_swe_home):
     final = json.loads(state_path.read_text())
     assert final["status"] == "done" and final["children"]["g1c0"]["status"] == "accepted"
     assert len(Archive.default().nodes()) == 3
+
+
+def test_a_failing_improver_rejects_that_child_and_the_run_goes_on(tmp_path):
+    def improver_that_crashes(parent_dir, task, workdir):
+        raise RuntimeError("provider unreachable")
+
+    state = Evolver(config(children=2), evaluate=LocalTaskEvaluator(), improve=improver_that_crashes,
+                    instance_ids=lambda: list(IDS)).run()
+    assert state.status == "done"
+    assert [c.status for c in state.children.values()] == ["rejected", "rejected"]
+    assert "the improver failed: RuntimeError: provider unreachable" in state.children["g1c0"].reason
+    assert len(Archive.default().nodes()) == 1
