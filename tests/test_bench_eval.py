@@ -85,6 +85,18 @@ def test_predictions_outside_the_suite_are_refused(tmp_path):
         evaluate_batch(tmp_path)
 
 
+def test_pro_run_scripts_come_from_the_pro_repository_layout(tmp_path):
+    from live_swe.bench.pro_eval import scripts_dir_for
+
+    scripts = tmp_path / "SWE-bench_Pro-os" / "run_scripts" / "instance_x"
+    scripts.mkdir(parents=True)
+    (scripts / "run_script.sh").write_text("true\n")
+    (scripts / "parser.py").write_text("")
+    assert scripts_dir_for("instance_x", tmp_path / "SWE-bench_Pro-os") == scripts
+    with pytest.raises(UserError, match="run_scripts/instance_y.*--pro-repo"):
+        scripts_dir_for("instance_y", tmp_path / "SWE-bench_Pro-os")
+
+
 # -- images ----------------------------------------------------------------------------------------
 
 

@@ -136,9 +136,9 @@ def test_images_hold_the_repository_at_base_commit(local_suite_images, docker_cl
             instance.image, ["bash", "-c", "git rev-parse HEAD && git status --porcelain && python3 -m pytest --version"],
             working_dir=instance.repo_dir, remove=True, stderr=True,
         ).decode()
-        lines = out.split()
+        lines = out.splitlines()  # the sha, nothing from `git status` (a clean tree), pytest's version
         assert lines[0] == instance.base_commit, instance.image
-        assert "pytest" in out
+        assert len(lines) == 2 and lines[1].startswith("pytest"), out
 
 
 @pytest.mark.docker

@@ -268,6 +268,7 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     report = EvalReport(suite=suite.name, run_id=run_id)
     with_patch = [i for i in instances if (predictions.get(i.instance_id, {}).get("model_patch") or "").strip()]
+    patched_ids = {i.instance_id for i in with_patch}
     client = docker_client() if with_patch else None
     if client is not None:
         missing = [s for s in image_statuses(suite, client, with_patch) if not s.present]
@@ -277,11 +278,11 @@ def evaluate(
     swebench = [i for i in instances if i.suite_kind != "pro"]
     pro = [i for i in instances if i.suite_kind == "pro"]
     outcomes: dict[str, Outcome] = {}
-    empty = [i for i in swebench if i not in with_patch]
-    for instance in empty:
-        outcomes[instance.instance_id] = Outcome(instance.instance_id, False, "empty_patch", instance.suite_kind,
-                                                 "the prediction has no patch")
-    runnable = [i for i in swebench if i in with_patch]
+    for instance in swebench:
+        if instance.instance_id not in patched_ids:  # the harness skips these too
+            outcomes[instance.instance_id] = Outcome(instance.instance_id, False, "empty_patch", instance.suite_kind,
+                                                     "the prediction has no patch")
+    runnable = [i for i in swebench if i.instance_id in patched_ids]
     if runnable:
         for outcome in run_swebench_harness(runnable, predictions, work=work, run_id=run_id,
                                             workers=workers, timeout=timeout):
@@ -292,7 +293,7 @@ def evaluate(
         root = _pro_scripts_root(suite, pro_repo)
         for instance in pro:
             result = evaluate_pro_instance(
-                client, instance, predictions[instance.instance_id].get("model_patch") or "", pro_repo=root,
+                client, instance, predictions.get(instance.instance_id, {}).get("model_patch") or "", pro_repo=root,
                 log_dir=work / "pro" / run_id / instance.instance_id, timeout=timeout, run_id=run_id,
             )
             outcomes[instance.instance_id] = Outcome(result.instance_id, result.resolved, result.status, "pro",
