@@ -33,11 +33,14 @@ Fingerprint = tuple
 def _walk(root: str, prefix: str = ""):
     try:
         entries = sorted(os.scandir(os.path.join(root, prefix) if prefix else root), key=lambda e: e.name)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return
     for entry in entries:
         rel = f"{prefix}/{entry.name}" if prefix else entry.name
-        info = entry.stat(follow_symlinks=False)
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue  # removed while we looked; the next look sees the result
         yield rel, info
         if stat.S_ISDIR(info.st_mode):
             yield from _walk(root, rel)
@@ -62,8 +65,13 @@ def snapshot(root: Path) -> Snapshot:
         elif stat.S_ISREG(info.st_mode):
             data = None
             if info.st_size <= MAX_FILE_BYTES:
-                with open(os.path.join(root, rel), "rb") as handle:
-                    data = handle.read(MAX_FILE_BYTES + 1)
+                try:
+                    with open(os.path.join(root, rel), "rb") as handle:
+                        data = handle.read(MAX_FILE_BYTES + 1)
+                except FileNotFoundError:
+                    continue
+                if len(data) > MAX_FILE_BYTES:
+                    data = None  # grew while we read it
             result[rel] = Entry("file", mode, data, info.st_size)
         else:
             result[rel] = Entry("other", mode, None, info.st_size)
@@ -121,7 +129,7 @@ def _make_parents(root: Path, rel: str, accepted: Snapshot) -> None:
 def _kind(path: Path) -> str | None:
     try:
         info = path.lstat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     if stat.S_ISDIR(info.st_mode):
         return "dir"
