@@ -26,11 +26,13 @@ MISBEHAVIOUR = {
     "raises": 'raise ValueError("boom on purpose")',
     "hangs": "while True:\n                pass",
     "prints garbage": 'print("garbage, not a reply")',
+    "crashes": "import os; os._exit(3)",
 }
 WHY = {
     "raises": "transform_observation raised ValueError: boom on purpose",
     "hangs": "transform_observation did not return within 2s",
     "prints garbage": "reply is not JSON",
+    "crashes": "the hook worker exited (status 3) during transform_observation",
 }
 
 

@@ -160,3 +160,17 @@ def test_an_edited_system_prompt_is_seen_from_the_next_query(git_repo):
     assert system_prompt(model, 1).endswith("Prefer small, verified changes.")
     assert [e["step"] for e in events_of(result.session_id, "system")] == [2]
 
+
+
+def test_changes_made_in_the_submission_step_are_still_checked(git_repo):
+    command = (f"echo junk > {S}/junk.txt && echo 'Be brief.' >> {S}/prompts/system.j2 "
+               "&& echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
+    result, _ = run_script(git_repo, [bash_reply(command, "Done, and a last improvement.")])
+    assert result.status == "submitted"
+    changes = [(e["kind"], e["step"], e["files"]) for e in events_of(result.session_id, "scaffold")]
+    assert changes == [("reject", 1, ["junk.txt"]), ("commit", 1, ["prompts/system.j2"])]
+    assert not (session_dir(result.session_id) / "scaffold" / "junk.txt").exists()
+    _assert_tree_is_head(result.session_id)
+    # the scaffold events come before the end of the run
+    kinds = [e["t"] for e in events_of(result.session_id)]
+    assert kinds.index("scaffold") < kinds.index("end")

@@ -127,6 +127,9 @@ class ScaffoldHistory:
 
     def restore_head(self) -> list[str]:
         """Reset the work tree to the last commit exactly; return the paths that were different."""
+        # Locks left by a process killed mid-commit; whoever restores owns the session now.
+        for lock in (self.git_dir / "index.lock", self.git_dir / "HEAD.lock", *self.git_dir.glob("refs/heads/*.lock")):
+            lock.unlink(missing_ok=True)
         status = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored")
         changed = sorted({item[3:] for item in status.split("\0") if len(item) > 3})
         if changed:
