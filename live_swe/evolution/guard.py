@@ -98,7 +98,10 @@ class GatedScaffold:
             if self._rollback is not None:
                 self._roll_back_hooks(step)
         except Exception:  # noqa: BLE001 - whatever failed, nothing unchecked may stay
-            self._settle(self._accepted)
+            try:
+                self._settle(self._accepted)
+            except OSError:
+                pass  # resume resets the tree to the last commit anyway
         finally:
             self._notes.clear()
             if self._pending_events:
@@ -333,6 +336,9 @@ class GatedScaffold:
         self._fp = fingerprint(self.root)
 
     def _emit(self, event: dict[str, Any]) -> None:
+        if event.get("t") == "scaffold":  # one line for progress displays (`live-swe run` prints it)
+            verb = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}[event["kind"]]
+            event["summary"] = f"{verb} {', '.join(event['files']) or '-'}" + (f": {event['why'][:160]}" if event["why"] else "")
         if self._emit_fn is not None:
             self._emit_fn(event)
         else:
