@@ -43,6 +43,7 @@ def _register_optional() -> None:
         app.add_typer(sub.app, name=name, help=help_text)
     for module, attr, name in (
         ("live_swe.cli.tui_cmd", "tui", "tui"),
+        ("live_swe.cli.demo_cmd", "demo", "demo"),
         ("godel.cli", "validate", "validate"),
         ("godel.cli", "evolve", "evolve"),
     ):

@@ -1,0 +1,115 @@
+"""``live-swe demo``: the agent fixes a real bug in a small bundled repository, on the local model.
+
+The demo repository (evals/demo/repo) is copied into a fresh git repository in a temporary folder;
+the agent runs headless there (no confirmations) and the command prints each step, the final patch,
+and whether the demo's tests pass with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly
+
+DEMO_STEP_LIMIT = 20
+DEMO_TEST_COMMAND = ("python3", "-m", "unittest", "-q")
+
+
+def demo_task() -> str:
+    from live_swe.resources import resource_path
+
+    return resource_path("evals", "demo", "task.md").read_text()
+
+
+def make_demo_repo(parent: Path | None = None) -> Path:
+    """A fresh git repository holding the demo package, committed on ``main``."""
+    from live_swe.resources import resource_path
+
+    root = Path(tempfile.mkdtemp(prefix="live-swe-demo-", dir=parent))
+    repo = root / "shop"
+    shutil.copytree(resource_path("evals", "demo", "repo"), repo,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for args in (("init", "-q", "-b", "main"), ("add", "-A"),
+                 ("-c", "user.name=live-swe demo", "-c", "user.email=demo@live-swe.invalid",
+                  "commit", "-q", "-m", "shop: initial version")):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return repo
+
+
+def demo_tests_pass(repo: Path) -> bool:
+    done = subprocess.run(DEMO_TEST_COMMAND, cwd=repo, capture_output=True, text=True, timeout=120)
+    return done.returncode == 0
+
+
+class _Printer:
+    """Shows the run as it happens: the model's words as they stream, then each step's outcome."""
+
+    def __init__(self) -> None:
+        self.streaming = False
+
+    def token(self, text: str) -> None:
+        if not self.streaming:
+            self.streaming = True
+            print("", file=sys.stderr)
+        print(text, end="", file=sys.stderr, flush=True)
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("t")
+        if kind in ("step", "format_error") and self.streaming:
+            print("", file=sys.stderr)
+            self.streaming = False
+        if kind == "step":
+            print(f"  -> [step {event['step']}] exit code {event['returncode']}", file=sys.stderr, flush=True)
+        elif kind == "format_error":
+            print(f"  -> [step {event['step']}] format error: {event['reason']}", file=sys.stderr, flush=True)
+
+
+class _StreamingModel:
+    """Passes every query through with the printer as its token sink."""
+
+    def __init__(self, model, sink):
+        self.model = model
+        self.name = model.name
+        self.sink = sink
+
+    def query(self, messages, *, tools=None, on_token=None):
+        return self.model.query(messages, tools=tools, on_token=on_token or self.sink)
+
+
+@friendly
+def demo(
+    model: str = typer.Option(None, "--model", "-m", help="The model to use (default: the local default model)."),
+    step_limit: int = typer.Option(DEMO_STEP_LIMIT, "--step-limit", min=1),
+) -> None:
+    """Run the agent on the bundled demo task (a one-line bug) and show its patch."""
+    from live_swe.config import KernelLimits
+    from live_swe.models.resolve import LOCAL_DEFAULT, make_model
+    from live_swe.runner import RunHooks, RunRequest, start_run
+
+    name = model or LOCAL_DEFAULT
+    printer = _Printer()
+    loaded = _StreamingModel(make_model(name), printer.token)  # a missing model fails before anything is made
+    repo = make_demo_repo()
+    task = demo_task()
+    print(f"demo repository: {repo}\nmodel: {name}\ntask:\n{task}", file=sys.stderr)
+    request = RunRequest(task=task, model=name, repo=repo, limits=KernelLimits(step_limit=step_limit))
+    hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded)
+    result = start_run(request, hooks)
+    if printer.streaming:
+        print("", file=sys.stderr)
+    print(f"session {result.session_id}: {result.status} after {result.steps} steps"
+          + (f" ({result.message})" if result.message else ""), file=sys.stderr)
+    if result.patch:
+        print("final patch:", file=sys.stderr)
+        print(result.patch)
+    passed = demo_tests_pass(repo)
+    print(f"demo tests ({' '.join(DEMO_TEST_COMMAND)}): {'pass' if passed else 'FAIL'}", file=sys.stderr)
+    if result.status != "submitted" or not passed:
+        raise typer.Exit(EXIT_NOT_SUBMITTED)

