@@ -22,7 +22,6 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -88,21 +87,41 @@ def ensure_images(client) -> list[str]:
     return [i.instance_id for i in suite.instances if i.suite_kind != "pro"]
 
 
-def containers_created(client, since: datetime, until: datetime, run_prefix: str) -> dict[str, int]:
-    """Containers this process made: the engine is shared, so only our batches' labels and our
-    harness run ids (container names ``sweb.eval.<instance>.<run id>``) are counted."""
-    home = Path(os.environ["LIVE_SWE_HOME"])
-    batches = {json.loads(p.read_text()).get("batch_id") for p in home.rglob("batch.json")}
-    counts = {"agent": 0, "harness": 0}
-    for event in client.events(since=since, until=until, filters={"type": "container", "event": "create"},
-                               decode=True):
-        attributes = event.get("Actor", {}).get("Attributes", {})
-        if attributes.get("live-swe.batch") in batches:
-            counts["agent"] += 1
-        elif attributes.get("name", "").startswith("sweb.eval.") and f".{run_prefix}" in attributes.get("name", ""):
-            counts["harness"] += 1
-    counts["total"] = sum(counts.values())
-    return counts
+class ContainerCounter:
+    """Streams the engine's container ``create`` events while a measurement runs (the engine keeps
+    only a short backlog of past events, and it is shared, so events are read live and filtered)."""
+
+    def __init__(self, client):
+        import threading
+
+        self.events: list[dict] = []
+        self._stream = client.events(filters={"type": "container", "event": "create"}, decode=True)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for event in self._stream:
+                self.events.append(event)
+        except Exception:  # noqa: BLE001 - the stream is closed when counting is done
+            pass
+
+    def count(self, run_prefix: str) -> dict[str, int]:
+        """Ours only: containers of our batches (by label) and of our harness run ids (by name)."""
+        time.sleep(1.0)
+        self._stream.close()
+        home = Path(os.environ["LIVE_SWE_HOME"])
+        batches = {json.loads(p.read_text()).get("batch_id") for p in home.rglob("batch.json")}
+        counts = {"agent": 0, "harness": 0}
+        for event in self.events:
+            attributes = event.get("Actor", {}).get("Attributes", {})
+            name = attributes.get("name", "")
+            if attributes.get("live-swe.batch") in batches:
+                counts["agent"] += 1
+            elif name.startswith("sweb.eval.") and f".{run_prefix}" in name:
+                counts["harness"] += 1
+        counts["total"] = sum(counts.values())
+        return counts
 
 
 def one_generation(client, ids: list[str], children: int) -> dict:
@@ -116,16 +135,15 @@ def one_generation(client, ids: list[str], children: int) -> dict:
     config = EvolveConfig(suite=SUITE, model="solver", improver_model="improver", generations=1, children=children,
                           seed=1, report_fraction=0.25, instances=ids,
                           stages=[Stage(size=max(1, size // 2), threshold=0.5), Stage(size=size, threshold=0.0)])
-    since = datetime.now(UTC)
+    counter = ContainerCounter(client)
     started = time.monotonic()
     evolver = Evolver(config, evaluate=evaluator, improve=Improver(), instance_ids=evaluator.instance_ids)
     state = evolver.run()
     wall = time.monotonic() - started
-    time.sleep(1.0)  # let the engine's event stream catch up
     ran = [json.loads(line) for line in (evolver.run_dir / "ran.jsonl").read_text().splitlines()]
     return {
         "wall_s": round(wall, 2),
-        "containers": containers_created(client, since, datetime.now(UTC), "godel-bench"),
+        "containers": counter.count("godel-bench"),
         "agent_runs": sum(len(e["instances"]) for e in ran),
         "children": {c.id: c.status for c in state.children.values()},
         "selection": len(state.selection_split),
@@ -145,15 +163,14 @@ def anchor(client, ids: list[str]) -> dict:
     with (marked / "prompts" / "system.j2").open("a") as handle:
         handle.write(f"\n{MARKER}: fix the constant you are told about.\n")
     out = Path(os.environ["LIVE_SWE_HOME"]) / "batch"
-    since = datetime.now(UTC)
+    counter = ContainerCounter(client)
     started = time.monotonic()
     run_batch(SUITE, model="solver", out=out, instances=ids, model_factory=solver_factory, show_progress=False,
               scaffold=f"path:{marked}")
     evaluate_batch(out, suite_spec=SUITE, run_id="godel-anchor")
     wall = time.monotonic() - started
-    time.sleep(1.0)
     return {"wall_s": round(wall, 2), "per_instance_s": round(wall / len(ids), 2),
-            "containers": containers_created(client, since, datetime.now(UTC), "godel-anchor")}
+            "containers": counter.count("godel-anchor")}
 
 
 def main() -> None:
