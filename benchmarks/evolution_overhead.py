@@ -8,7 +8,8 @@ Measures, on a fresh session with the seed scaffold:
   - the gates for a typical tool (header, tree-sitter syntax, `--help` in the environment), target
     <= 300 ms; anchor: one bare command in the environment (`true`), the floor of the --help run;
   - the gates for a template edit (schema, budgets, every template rendered), target <= 300 ms;
-  - each of the two as a whole step boundary (gates + commit + events), for reference.
+  - each of the two as a whole step boundary (gates + commit + events), for reference;
+  - one hook call through the isolated worker (seed hooks), paid up to three times a step.
 """
 
 from __future__ import annotations
@@ -144,6 +145,14 @@ def main() -> int:
         assert any("accepted" in n for n in notes), notes
     results["template_step_boundary_ms"] = _median_ms(template_samples)
 
+    # 4. a hook call at a step (seed hooks, worker already running): the per-step cost of isolation
+    from live_swe.evolution.hook_worker import HookClient
+
+    hooks = HookClient(guard)
+    hooks.transform_observation("warm up", 0)
+    results["hook_call_ms"] = _median_ms(_time(lambda i: hooks.transform_observation("<output>ok</output>", i), args.gate_n * 10))
+    hooks.close()
+
     results["n_detect"] = args.n
     results["n_gate"] = args.gate_n
     if args.json:
@@ -158,6 +167,7 @@ def main() -> int:
             ("tool: whole step boundary (gates+commit)", "tool_step_boundary_ms", ""),
             ("template edit gates", "template_gate_ms", "300 ms"),
             ("template: whole step boundary (gates+commit)", "template_step_boundary_ms", ""),
+            ("one hook call in the worker (seed hooks)", "hook_call_ms", ""),
         ]
         for label, key, target in rows:
             print(f"{label:<46} {results[key]:>9.3f} ms  {('target <= ' + target) if target else ''}")
