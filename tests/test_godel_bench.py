@@ -83,3 +83,37 @@ def test_one_generation_and_a_validation_in_docker(local_suite_images):  # noqa:
     c = result.comparison
     assert (c.n, c.wins, c.losses, c.p_value, c.verdict) == (1, 1, 0, 1.0, "no evidence")
     assert archive.validations()[-1]["candidate"] == {state.report_split[0]: True}
+
+
+@pytest.mark.docker
+def test_the_commands_end_to_end(local_suite_images, tmp_path):  # noqa: F811
+    from conftest import write_script
+    from typer.testing import CliRunner
+
+    from live_swe.cli.main import app
+
+    runner = CliRunner()
+    solver = write_script(tmp_path / "solver.yaml", [bash_reply("git status --short", "Look."), SUBMIT])
+    improver = write_script(tmp_path / "improver.yaml", [
+        bash_reply(f"printf '\\n{MARKER}: be careful.\\n' >> prompts/system.j2", "Add a note."), SUBMIT])
+    ids = ",".join(pick_instances(local_suite_images, 4))
+    evolve = runner.invoke(app, [
+        "evolve", "--suite", SUITE, "--model", f"scripted:{solver}", "--improver-model", f"scripted:{improver}",
+        "-g", "1", "-k", "1", "--instances", ids, "--report-fraction", "0.25", "--stages", "1,3",
+        "--thresholds", "0,0", "--json"])
+    assert evolve.exit_code == 0, evolve.output
+    state = json.loads(evolve.stdout)
+    assert state["status"] == "done" and state["children"]["g1c0"]["status"] == "accepted"
+    node = state["children"]["g1c0"]["node"]
+
+    shown = runner.invoke(app, ["archive", "show"])
+    assert f"└── {node}  0.00 (0/3)  changed prompts/system.j2" in shown.stdout
+
+    validated = runner.invoke(app, [
+        "validate", "--scaffold", f"archive:{node}", "--against", f"archive:{state['root']}", "--suite", SUITE,
+        "--model", f"scripted:{solver}", "--instances", ",".join(state["report_split"]), "--json"])
+    assert validated.exit_code == 0, validated.output
+    report = json.loads(validated.stdout)
+    assert (report["n"], report["wins"], report["losses"], report["verdict"]) == (1, 0, 0, "no evidence")
+    refused = runner.invoke(app, ["scaffold", "promote", f"archive:{node}"])
+    assert refused.exit_code == 2 and "no recorded 'better' validation" in refused.stderr
