@@ -13,6 +13,7 @@ from test_evolution_support import (
     session_dir,
     simple_tool,
     system_prompt,
+    tool_reply,
     write_file_command,
 )
 
@@ -174,3 +175,20 @@ def test_changes_made_in_the_submission_step_are_still_checked(git_repo):
     # the scaffold events come before the end of the run
     kinds = [e["t"] for e in events_of(result.session_id)]
     assert kinds.index("scaffold") < kinds.index("end")
+
+
+def test_deleting_the_whole_scaffold_only_drops_tools(git_repo):
+    result, model = run_script(git_repo, [
+        tool_reply("hello", simple_tool("hello")),
+        bash_reply(f"rm -rf {S}/* && ls -A {S}", "Start over."),
+        bash_reply("echo still here"),
+        SUBMIT,
+    ])
+    assert result.status == "submitted", result.message
+    # deleting a tool is allowed (it is no longer registered); the policy, prompts and hooks come back
+    assert "`hello`" in system_prompt(model, 1) and "`hello`" not in system_prompt(model, 2)
+    assert "refused" in observation(model, 2) and "scaffold.yaml" in observation(model, 2)
+    scaffold = session_dir(result.session_id) / "scaffold"
+    assert (scaffold / "scaffold.yaml").read_bytes() == resource_path("scaffold", "scaffold.yaml").read_bytes()
+    assert (scaffold / "tools").is_dir() and not (scaffold / "tools" / "hello").exists()
+    _assert_tree_is_head(result.session_id)

@@ -143,6 +143,10 @@ def test_each_template_renders_over_the_context_of_its_role(tmp_path):
     (root / "prompts" / "system.j2").write_text("{{ ''.__class__.__mro__ }}")
     with pytest.raises(Refused, match="does not render"):
         check_templates(root, policy)
+    # a template that would render for ages is stopped and refused
+    (root / "prompts" / "system.j2").write_text("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}")
+    with pytest.raises(Refused, match="took more than 2s to render"):
+        check_templates(root, policy)
     # a syntax error names the line
     (root / "prompts" / "system.j2").write_text("ok\n{% if %}")
     with pytest.raises(Refused, match=r"prompts/system.j2 \(line 2\)"):

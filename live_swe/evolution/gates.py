@@ -10,8 +10,11 @@ message meant for the model: what is wrong, where, and what it may do instead.
 from __future__ import annotations
 
 import ast
+import signal
 import sys
+import threading
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -36,8 +39,36 @@ _ROLE_KEYS = {
 }
 
 
+RENDER_SECONDS = 2.0
+
+
 class Refused(Exception):
     """A gate refused the change; the message says why."""
+
+
+class _RenderTooSlow(Exception):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float):
+    """Interrupt a render that runs too long (the sandbox bounds range(), not nested loops).
+
+    Uses a timer signal, so it applies on the main thread only (the CLI and bench runs)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _RenderTooSlow()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def role_contexts(role: str) -> list[dict[str, Any]]:
@@ -101,7 +132,10 @@ def check_templates(root: Path, policy: ScaffoldPolicy) -> dict[str, str]:
             raise Refused(f"{shown}: cannot be read as text ({exc.__class__.__name__})") from None
         for context in role_contexts(role):
             try:
-                text = render(source, context)
+                with _deadline(RENDER_SECONDS):
+                    text = render(source, context)
+            except _RenderTooSlow:
+                raise Refused(f"{shown}: took more than {RENDER_SECONDS:g}s to render for the {role} prompt") from None
             except Exception as exc:  # noqa: BLE001 - any render failure refuses the template
                 line = getattr(exc, "lineno", None)
                 where = f" (line {line})" if line else ""

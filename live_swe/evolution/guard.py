@@ -158,6 +158,7 @@ class GatedScaffold:
 
     def _resume(self) -> None:
         """An existing session: the tree is reset to the last accepted commit, exactly."""
+        self.root.mkdir(parents=True, exist_ok=True)
         discarded = self.history.restore_head()
         self._settle(snapshot(self.root))
         self._scaffold = self._load()

@@ -94,6 +94,7 @@ def restore(root: Path, accepted: Snapshot, paths: list[str]) -> None:
             continue  # only its mode differs; fixed below
         _remove(target)
     # Then create, shallowest first, so parents exist before their children.
+    root.mkdir(parents=True, exist_ok=True)  # even the root may have been deleted
     for rel in sorted(paths, key=lambda p: p.count("/")):
         want = accepted.get(rel)
         if want is None:
