@@ -193,3 +193,24 @@ def test_a_library_tool_that_fails_its_gates_is_not_registered(git_repo, live_sw
     assert refused["kind"] == "refused" and refused["step"] == 0 and "exited with status 1" in refused["why"]
     assert "nohelp" not in system_prompt(model, 0)
     assert not (session_dir(result.session_id) / "scaffold" / "tools" / "nohelp").exists()
+
+
+def test_resume_rebuilds_a_lost_work_tree_from_the_history(git_repo):
+    import shutil
+
+    from live_swe.models.base import Reply
+    from live_swe.models.scripted import ScriptedModel
+    from live_swe.runner import RunHooks, resume_run
+
+    first, _ = run_script(git_repo, [tool_reply("find-def", FIND_DEF), bash_reply("echo more")])  # script runs out
+    assert first.status == "error"
+    scaffold = session_dir(first.session_id) / "scaffold"
+    shutil.rmtree(scaffold)
+    replies = [tool_reply("find-def", FIND_DEF), bash_reply("echo more"), bash_reply("find-def add"), SUBMIT]
+    model = ScriptedModel([Reply(r) for r in replies])
+    result = resume_run(first.session_id, RunHooks(model_factory=lambda name: model))
+    assert result.status == "submitted", result.message
+    assert (scaffold / "tools" / "find-def").read_text() == FIND_DEF
+    assert (scaffold / "tools" / "find-def").stat().st_mode & 0o777 == 0o755
+    assert "`find-def`" in model.seen[0][0]["content"]
+    assert "calc.py:1: def add(a, b):" in model.seen[1][-1]["content"]

@@ -192,3 +192,23 @@ def test_deleting_the_whole_scaffold_only_drops_tools(git_repo):
     assert (scaffold / "scaffold.yaml").read_bytes() == resource_path("scaffold", "scaffold.yaml").read_bytes()
     assert (scaffold / "tools").is_dir() and not (scaffold / "tools" / "hello").exists()
     _assert_tree_is_head(result.session_id)
+
+
+def test_a_starting_scaffold_that_fails_the_gates_is_a_clear_error(git_repo, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import write_script
+
+    source = tmp_path / "my-scaffold"
+    shutil.copytree(resource_path("scaffold"), source)
+    shutil.copytree(resource_path("prompts"), source / "prompts")
+    (source / "prompts" / "system.j2").write_text("Hello {{ no_such_variable }}")
+    script = write_script(tmp_path / "s.yaml", [SUBMIT])
+    out = subprocess.run([sys.executable, "-m", "live_swe.cli.main", "run", "-t", "x", "--repo", str(git_repo),
+                          "-m", f"scripted:{script}", "--yolo", "--scaffold", f"path:{source}"],
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2, out.stderr
+    assert f"the starting scaffold (path:{source}) is not usable: prompts/system.j2" in out.stderr
+    assert "'no_such_variable' is undefined" in out.stderr and "Traceback" not in out.stderr
