@@ -107,6 +107,41 @@ def test_kill_9_right_after_a_commit_then_resume_keeps_it(git_repo, tmp_path, li
         (1, "commit", True), (1, "rollback", False)]
 
 
+@ON_EACH_ENVIRONMENT
+def test_kill_9_the_moment_the_commit_is_logged_then_resume_keeps_it(git_repo, tmp_path, live_swe_home, env_name,
+                                                                     request):
+    env, image = environment(request, env_name)
+    replies = [tool_reply("find-def", FIND_DEF, "Find definitions quickly."), bash_reply("find-def add"),
+               bash_reply("sed -i 's/a - b/a + b/' calc.py"), SUBMIT]
+    script = write_script(tmp_path / "run.yaml", replies)
+    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json"]
+    if env == "docker":
+        args += ["--env", "docker", "--image", image]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        log = _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+        _wait_for(lambda: '"t": "scaffold"' in log.read_text(), "the commit", timeout=120)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    session_id = log.parent.name
+    assert not any(e.get("t") == "end" for e in _events(log)), "the run ended before the kill"
+
+    out = cli("resume", session_id, "--yolo", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "submitted" and "+    return a + b" in result["patch"]
+    scaffold = log.parent / "scaffold"
+    assert (scaffold / "tools" / "find-def").read_text() == FIND_DEF
+    history = ScaffoldHistory(log.parent / "scaffold.git", scaffold)
+    assert [r.subject for r in history.revisions()] == ["step 1: tools/find-def", "starting scaffold (seed)"]
+    events = events_of(session_id)
+    resumed = events[next(i for i, e in enumerate(events) if e.get("t") == "resume"):]
+    assert any(e.get("t") == "message" and "calc.py:1: def add(a, b):" in e["message"]["content"] for e in resumed)
+    assert json.loads(cli("sessions", "show", session_id, "--json").stdout)["tools"] == ["find-def"]
+
+
 def test_sessions_log_and_diff(git_repo):
     result, _ = run_script(git_repo, [
         tool_reply("find-def", FIND_DEF, "Find definitions quickly."),
