@@ -249,3 +249,20 @@ def test_resume_rebuilds_a_lost_work_tree_from_the_history(git_repo):
     assert (scaffold / "tools" / "find-def").stat().st_mode & 0o777 == 0o755
     assert "`find-def`" in model.seen[0][0]["content"]
     assert "calc.py:1: def add(a, b):" in model.seen[1][-1]["content"]
+
+
+def test_a_commit_whose_event_was_lost_is_logged_on_resume(git_repo):
+    from live_swe.models.base import Reply
+    from live_swe.models.scripted import ScriptedModel
+    from live_swe.runner import RunHooks, resume_run
+
+    first, _ = run_script(git_repo, [tool_reply("find-def", FIND_DEF, "Find definitions quickly.")])  # runs out
+    log = session_dir(first.session_id) / "events.jsonl"
+    # as if killed between the git commit and the append of its event
+    lines = [line for line in log.read_text().splitlines() if '"t": "scaffold"' not in line]
+    log.write_text("\n".join(lines) + "\n")
+    model = ScriptedModel([Reply(r) for r in [tool_reply("find-def", FIND_DEF), SUBMIT]])
+    assert resume_run(first.session_id, RunHooks(model_factory=lambda name: model)).status == "submitted"
+    [recovered] = events_of(first.session_id, "scaffold")
+    assert recovered["kind"] == "commit" and recovered["recovered"] is True and recovered["step"] == 1
+    assert recovered["files"] == ["tools/find-def"] and recovered["reason"] == "Find definitions quickly."

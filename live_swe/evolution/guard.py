@@ -164,12 +164,24 @@ class GatedScaffold:
         self._scaffold = self._load()
         (self.root / self._scaffold.policy.tools_dir).mkdir(exist_ok=True)
         self._settle(snapshot(self.root))
+        self._log_unlogged_commits()
         if discarded:
             why = "changes from a step that never finished were not checked, so they were discarded"
             self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": discarded,
                         "reason": "resume", "why": why, "rev": self.history.head()})
             self._notes.append(f"Scaffold: on resume, unchecked changes to {', '.join(discarded)} were discarded; "
                                "the scaffold is the last accepted version.")
+
+    def _log_unlogged_commits(self) -> None:
+        """A kill between a commit and its event leaves a commit the log does not show: log it now."""
+        logged = {e.get("rev") for e in self.session.events()[0] if e.get("t") == "scaffold"}
+        for revision in reversed(self.history.revisions()[:-1]):  # oldest first, without the start
+            if revision.rev in logged:
+                continue
+            match = re.match(r"step (\d+): (roll back )?", revision.subject)
+            self._emit({"t": "scaffold", "kind": "rollback" if match and match.group(2) else "commit",
+                        "step": int(match.group(1)) if match else self._step, "files": list(revision.files),
+                        "reason": revision.body, "why": "", "rev": revision.rev, "recovered": True})
 
     def _load(self) -> Scaffold:
         try:
