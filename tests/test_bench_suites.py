@@ -237,7 +237,7 @@ def test_local_names_resolve_under_evals_suites():
     [
         ("", "no suite given"),
         ("swebench-bogus", "unknown suite"),
-        ("local:../x", "not a suite name"),
+        ("local:../no-such-live-swe-suite", "not a suite name"),
         ("/nowhere/rows.parquet", "no such file"),
     ],
 )
