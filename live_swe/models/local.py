@@ -17,6 +17,7 @@ from typing import Any
 from live_swe.models.base import ModelError, Reply, TokenSink, Usage
 
 DEFAULT_SEED = 1234
+RECENT_REPLIES = 3  # how many of the last replies a new reply may not copy whole (see _NoRepeat)
 INSTALL_HINT = "pip install 'live-swe[local]'"
 
 # A complete text-mode action (the kernel's parser accepts the same fences). Generation stops
@@ -105,6 +106,7 @@ class LocalModel:
         seed: int = DEFAULT_SEED,
         n_threads: int | None = None,
         stop_after_action: bool = True,
+        no_repeat_ngram: int = 8,
     ):
         self.name = name
         self.path = path
@@ -114,6 +116,7 @@ class LocalModel:
         self.seed = seed
         self.n_threads = n_threads or _cores()
         self.stop_after_action = stop_after_action
+        self.no_repeat_ngram = no_repeat_ngram
 
     @classmethod
     def from_name(cls, name: str, **options: Any) -> LocalModel:
@@ -127,7 +130,7 @@ class LocalModel:
         _llama_cpp()  # the missing runtime is the first thing to say
         if not catalog.is_installed(spec.name):
             raise ModelError(f"local/{spec.name} is not pulled yet; run: live-swe models pull {spec.name}")
-        allowed = {"n_ctx", "max_tokens", "temperature", "seed", "n_threads", "stop_after_action"}
+        allowed = {"n_ctx", "max_tokens", "temperature", "seed", "n_threads", "stop_after_action", "no_repeat_ngram"}
         unknown = sorted(set(options) - allowed)
         if unknown:
             raise ModelError(f"local/{spec.name}: unknown option(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
@@ -150,7 +153,8 @@ class LocalModel:
             if loaded.last_prompt != prompt[: len(loaded.last_prompt)]:
                 loaded.llm.reset()  # a new conversation starts from an empty cache: same input, same output
             loaded.last_prompt = prompt
-            content, generated = self._generate(loaded, prompt, stops, min(self.max_tokens, room), on_token)
+            banned = [loaded.llm.tokenize(reply.encode("utf-8"), add_bos=False) for reply in _recent_replies(messages)]
+            content, generated = self._generate(loaded, prompt, stops, min(self.max_tokens, room), on_token, banned)
         return Reply(content=content, usage=Usage(len(prompt), generated), cost=0.0)
 
     def _prompt_tokens(self, loaded: _Loaded, messages: list[dict[str, Any]]) -> tuple[list[int], list[str]]:
@@ -165,15 +169,18 @@ class LocalModel:
         return tokens, stops
 
     def _generate(self, loaded: _Loaded, prompt: list[int], stops: list[str], max_tokens: int,
-                  on_token: TokenSink | None) -> tuple[str, int]:
+                  on_token: TokenSink | None, previous: list[list[int]]) -> tuple[str, int]:
         """Greedy (by default) decoding, streamed; returns the reply text and the tokens generated."""
         llama_cpp = _llama_cpp()
         llm = loaded.llm
         llm.set_seed(self.seed)
         completion: list[int] = []
         text = ""
+        processors = None
+        if self.no_repeat_ngram and previous:
+            processors = llama_cpp.LogitsProcessorList([_NoRepeat(previous, len(prompt), self.no_repeat_ngram)])
         tokens = llm.generate(prompt, temp=self.temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
-                              reset=True)
+                              reset=True, logits_processor=processors)
         try:
             for token in tokens:
                 if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
@@ -192,6 +199,34 @@ class LocalModel:
         finally:
             tokens.close()
         return text, len(completion)
+
+
+class _NoRepeat:
+    """Small models decoding greedily tend to answer each observation with one of their last
+    replies, word for word, and loop. This bans the token that would complete a run of ``n``
+    tokens copied from one of those replies (like ``no_repeat_ngram_size`` in Hugging Face
+    generation, limited to the recent replies), so a reply can reuse parts of them but never
+    repeat one whole."""
+
+    def __init__(self, previous: list[list[int]], prompt_length: int, n: int):
+        self.prompt_length = prompt_length
+        self.n = n
+        self.follows: dict[tuple[int, ...], set[int]] = {}
+        for reply in previous:
+            for i in range(len(reply) - n + 1):
+                self.follows.setdefault(tuple(reply[i: i + n - 1]), set()).add(reply[i + n - 1])
+
+    def __call__(self, input_ids, scores):
+        generated = input_ids[self.prompt_length:]
+        if len(generated) >= self.n - 1:
+            for token in self.follows.get(tuple(int(t) for t in generated[-(self.n - 1):]), ()):
+                scores[token] = -float("inf")
+        return scores
+
+
+def _recent_replies(messages: list[dict[str, Any]], count: int = RECENT_REPLIES) -> list[str]:
+    replies = [_text(m.get("content")) for m in messages if m.get("role") == "assistant"]
+    return [r for r in replies[-count:] if r]
 
 
 def _stop_at(text: str, stops: list[str], after_action: bool) -> int | None:

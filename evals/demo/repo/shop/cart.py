@@ -3,7 +3,7 @@
 
 def total(prices):
     """Return the sum of all prices in the list."""
-    result = 0
+    total = 0
     for price in prices:
-        result = price
-    return result
+        total = price
+    return total
