@@ -99,6 +99,7 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
             assert next(e for e in errors if e["step"] == step)["consecutive"] == run_length
     if result.status == "format_error":
         assert bad_steps[-limits.max_format_errors:] == list(range(result.steps - 2, result.steps + 1))
+    print(f"smollm2: {result.status} after {result.steps} steps; format errors at steps {bad_steps}")
     commands = [e for e in events if e["t"] == "step"]
     assert len(commands) + len(errors) == result.steps
     assert events[-1]["t"] == "end" and events[-1]["status"] == result.status
@@ -121,7 +122,7 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
         assert not demo_tests_pass(repo)  # the bug is real
         recorder = Recorder(model)
         request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=DEMO_STEP_LIMIT))
-        result = start_run(request, RunHooks(model_factory=lambda _n: recorder))
+        result = start_run(request, RunHooks(model_factory=lambda _n, recorder=recorder: recorder))
         assert result.status == "submitted", f"attempt {attempt + 1}: {result.status} {result.message}"
         assert "shop/cart.py" in result.patch
         # Apply the submitted patch to a clean copy: the demo's tests pass with it.

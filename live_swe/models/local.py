@@ -4,6 +4,11 @@ The prompt is rendered with the chat template stored in the GGUF file. Decoding 
 (temperature 0) with a fixed seed, and the KV cache is reset at the start of each new
 conversation, so the same session gives the same replies every time. One loaded model is kept
 per process: sessions that follow each other do not reload it.
+
+Two decoding rules keep small models in the loop: a reply ends once it holds one complete
+```bash block (the text action format allows exactly one), and a reply may not copy one of the
+last few replies whole (see ``_NoRepeat``). Both are options (``stop_after_action``,
+``no_repeat_ngram=0`` turns the second off).
 """
 
 from __future__ import annotations
