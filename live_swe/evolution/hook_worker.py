@@ -2,9 +2,9 @@
 
 :class:`HookProcess` is one worker (``worker_main.py``) running one hooks source: started with a
 whitelisted environment (no API keys or tokens: nothing is inherited), ``python -I -S`` (no
-site-packages, so only the standard library imports), resource limits set before exec (address
-space, CPU seconds, no child processes, file size, open files), in its own process group and a
-scratch working directory. Each call has a timeout; a crash, a timeout or an invalid reply kills it.
+site-packages, so only the standard library imports), resource limits it sets on itself before
+it reads any hook code (address space, CPU seconds, no child processes, file size, open files),
+in its own process group and a scratch working directory. Each call has a timeout; a crash, a timeout or an invalid reply kills it.
 
 :class:`HookClient` is the loop's ``Hooks``: it runs the hooks of the guard's last accepted
 scaffold, validates what they return, and on any failure answers as if there were no hooks,
@@ -59,23 +59,6 @@ def _worker_environment(scratch: str) -> dict[str, str]:
     }
 
 
-def _limit_resources(memory: int, cpu: int) -> None:  # runs in the child between fork and exec
-    import resource
-
-    for limit, value in (
-        (resource.RLIMIT_AS, memory),
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_FSIZE, 16 << 20),
-        (resource.RLIMIT_NOFILE, 64),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_NPROC, 0),  # hooks may not start processes (ignored for root)
-    ):
-        try:
-            resource.setrlimit(limit, (value, value))
-        except (ValueError, OSError):
-            pass
-
-
 class HookProcess:
     def __init__(self, source: str, filename: str = "hooks.py", *, memory: int = MEMORY_BYTES, cpu: int = CPU_SECONDS):
         self.source = source
@@ -96,15 +79,16 @@ class HookProcess:
     def start(self, timeout: float = START_TIMEOUT) -> tuple[str, ...]:
         self._scratch = tempfile.mkdtemp(prefix="live-swe-hooks-")
         self._stderr = tempfile.TemporaryFile()
-        memory, cpu = self.memory, self.cpu
+        # The worker lowers its own limits before it reads any hook code (a preexec_fn would do
+        # it between fork and exec, which is unsafe in a threaded process such as the TUI).
+        limits = f"{self.memory},{self.cpu},{16 << 20},64"
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", str(WORKER_SCRIPT)],
+            [sys.executable, "-I", "-S", "-B", str(WORKER_SCRIPT), limits],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             cwd=self._scratch,
             env=_worker_environment(self._scratch),
-            preexec_fn=lambda: _limit_resources(memory, cpu),
             start_new_session=True,
             close_fds=True,
         )

@@ -1,8 +1,8 @@
 """The hook worker: a separate process that runs the agent's hooks.py and nothing else.
 
-Started by :mod:`live_swe.evolution.hook_worker` as ``python -I -S -B worker_main.py`` with a
-scrubbed environment and resource limits; it imports only the standard library (no site-packages
-are even on its path). It speaks JSON lines on stdin/stdout:
+Started by :mod:`live_swe.evolution.hook_worker` as ``python -I -S -B worker_main.py LIMITS``
+with a scrubbed environment; it sets its resource limits first, and imports only the standard
+library (no site-packages are even on its path). It speaks JSON lines on stdin/stdout:
 
     {"id": 1, "op": "load", "source": "...", "filename": "hooks.py"}
         -> {"id": 1, "ok": true, "hooks": ["after_step", ...]}
@@ -31,7 +31,29 @@ def _error_text(limit=2000):
     return text[-limit:]
 
 
+def limit_resources(spec):
+    """Lower this process's limits (address space, CPU s, file size, open files; no children)
+    before any hook code is read. Hard limits too, so hooks cannot raise them again."""
+    import resource
+
+    memory, cpu, fsize, nofile = (int(x) for x in spec.split(","))
+    for limit, value in (
+        (resource.RLIMIT_AS, memory),
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_FSIZE, fsize),
+        (resource.RLIMIT_NOFILE, nofile),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, 0),  # no child processes (not enforced for root)
+    ):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
 def main():
+    if len(sys.argv) > 1:
+        limit_resources(sys.argv[1])
     module = None
     for line in sys.stdin:
         if not line.strip():
