@@ -57,7 +57,9 @@ class LiveSweApp(App):
     BINDINGS = [
         Binding("ctrl+r", "run_task", "Run task", priority=True),
         Binding("f2", "cycle_mode", "Approval mode", priority=True),
-        Binding("escape", "pause", "Pause & message"),
+        # priority: a confirmation dialog open on top must not swallow it; check_action lets it
+        # through to the dialogs whenever the agent is not running
+        Binding("escape", "pause", "Pause & message", priority=True),
         Binding("f3", "resume_picker", "Resume"),
         Binding("f4", "finish", "Keep / discard"),
         Binding("f6", "undo_commit", "Undo commit"),
@@ -322,9 +324,12 @@ class LiveSweApp(App):
 
         self.push_screen(PauseScreen(), sent)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pause":
+            return self.state == "running" and not self.bridge.pause_requested.is_set()
+        return True
+
     def action_pause(self) -> None:
-        if self.state != "running":
-            return
         self.bridge.request_pause()
         self.notify("The agent pauses after the current command.")
 
@@ -422,6 +427,10 @@ class LiveSweApp(App):
             self.notify("Your own uncommitted changes are back.")
 
     # -- quitting
+    def on_unmount(self) -> None:
+        # However the app ends, the agent's thread must not be left waiting for an answer.
+        self.bridge.request_stop()
+
     async def action_quit(self) -> None:
         if self._worker is not None and self._worker.state in (WorkerState.PENDING, WorkerState.RUNNING):
             self._quitting = True

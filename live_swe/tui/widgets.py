@@ -10,6 +10,7 @@ from typing import Any
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Collapsible, Static
 
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)```", re.DOTALL)
@@ -72,29 +73,49 @@ class StepCard(Vertical):
         self.output = ""
         self.review = ""
         self.returncode: int | None = None
+        self.timed_out = False
 
     def compose(self):
-        yield Static(f"Step {self.step}", classes="title")
+        yield Static(self._title(), classes="title")
         yield Static(Text(self.thought or "(no thought given)"), classes="thought")
         yield Static(Syntax(self.command or "(no command)", "bash", theme="ansi_dark", word_wrap=True),
                      classes="command")
-        yield Static("", classes="review")
-        with Collapsible(title="output", collapsed=True):
-            yield Static("", classes="output")
+        yield Static(Text(self.review), classes="review")
+        with Collapsible(title=self._output_title(), collapsed=True):
+            yield Static(Text(self.output[:OUTPUT_PREVIEW_CHARS]), classes="output")
+
+    def on_mount(self) -> None:
+        self._apply()  # anything set between composing and mounting
 
     def set_review(self, text: str) -> None:
         self.review = text
-        self.query_one(".review", Static).update(Text(text))
+        self._apply()
 
     def set_output(self, text: str) -> None:
         self.output = text
-        self.query_one(".output", Static).update(Text(text[:OUTPUT_PREVIEW_CHARS]))
-        self.query_one(Collapsible).title = f"output ({len(text.splitlines())} lines)"
+        self._apply()
 
     def set_result(self, returncode: int, timed_out: bool = False) -> None:
-        self.returncode = returncode
-        status = "timed out" if timed_out else f"exit {returncode}"
-        self.query_one(".title", Static).update(f"Step {self.step} · {status}")
+        self.returncode, self.timed_out = returncode, timed_out
+        self._apply()
+
+    def _title(self) -> str:
+        if self.returncode is None:
+            return f"Step {self.step}"
+        return f"Step {self.step} · " + ("timed out" if self.timed_out else f"exit {self.returncode}")
+
+    def _output_title(self) -> str:
+        return f"output ({len(self.output.splitlines())} lines)" if self.output else "output"
+
+    def _apply(self) -> None:
+        """Show the current fields; before the children exist, compose shows them instead."""
+        try:
+            self.query_one(".title", Static).update(self._title())
+            self.query_one(".review", Static).update(Text(self.review))
+            self.query_one(".output", Static).update(Text(self.output[:OUTPUT_PREVIEW_CHARS]))
+            self.query_one(Collapsible).title = self._output_title()
+        except NoMatches:
+            pass
 
 
 class StepLog(VerticalScroll):
