@@ -256,6 +256,61 @@ def smoke_test(source: str, filename: str = "hooks.py", timeout: float = SMOKE_T
     return None
 
 
+def passthrough_hooks(source: str) -> frozenset[str]:
+    """Hooks that provably change nothing: ``return <first argument>`` for the transforms,
+    ``return ""`` / ``return None`` for after_step, after an optional docstring, undecorated and
+    defined once. The kernel reads the code (ast) but never runs it; calls to such hooks are
+    skipped, which keeps the seed scaffold's per-step cost free of worker round trips.
+    """
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
+    definitions: dict[str, list[ast.stmt]] = {}
+    for node in tree.body:
+        for name in _bound_names(node):
+            definitions.setdefault(name, []).append(node)
+    trivial = set()
+    for name in ("transform_observation", "transform_messages", "after_step"):
+        nodes = definitions.get(name, [])
+        if len(nodes) != 1 or not isinstance(nodes[0], ast.FunctionDef) or nodes[0].decorator_list:
+            continue
+        function = nodes[0]
+        body = function.body[1:] if _is_docstring(function.body[0]) else function.body
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            continue
+        value = body[0].value
+        params = [a.arg for a in function.args.args]
+        if name == "after_step":
+            if value is None or (isinstance(value, ast.Constant) and value.value in ("", None)):
+                trivial.add(name)
+        elif params and isinstance(value, ast.Name) and value.id == params[0]:
+            trivial.add(name)
+    return frozenset(trivial)
+
+
+def _bound_names(node) -> list[str]:
+    import ast
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    names = []
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            names.append(child.id)
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            names.extend((alias.asname or alias.name).split(".")[0] for alias in child.names)
+    return names
+
+
+def _is_docstring(node) -> bool:
+    import ast
+
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
 class HookClient:
     """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure."""
 
@@ -264,6 +319,16 @@ class HookClient:
         self.call_timeout = call_timeout  # None: CALL_TIMEOUT
         self._process: HookProcess | None = None
         self._digest: str | None = None
+        self._passthrough: tuple[str, frozenset[str]] = ("", frozenset())
+
+    def _skippable(self, hook: str) -> bool:
+        accepted = self.guard.hooks_source()
+        if accepted is None:
+            return False
+        source = accepted[1]
+        if self._passthrough[0] != source:
+            self._passthrough = (source, passthrough_hooks(source))
+        return hook in self._passthrough[1]
 
     def _worker(self) -> HookProcess | None:
         """The worker for the guard's accepted hooks, (re)started when they changed."""
@@ -290,6 +355,8 @@ class HookClient:
         return process
 
     def _call(self, hook: str, args: list[Any], validate, fallback: Any, step: int) -> Any:
+        if self._skippable(hook):
+            return fallback
         process = self._worker()
         if process is None or hook not in process.hooks:
             return fallback
