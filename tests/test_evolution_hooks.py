@@ -165,3 +165,32 @@ def after_step(step, command, returncode):
     import sys
 
     assert "live_swe_hooks" not in sys.modules  # the worker's module name; never loaded here
+
+
+def test_a_hook_worker_dies_with_a_killed_kernel_even_mid_call(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    kernel = subprocess.Popen([sys.executable, "-c", (
+        "from live_swe.evolution.hook_worker import HookProcess\n"
+        "p = HookProcess('import time\\ndef after_step(s, c, r):\\n    time.sleep(1000)\\n    return \"\"\\n')\n"
+        "p.start()\nprint(p._process.pid, flush=True)\np.call('after_step', [1, 'ls', 0], timeout=1000)\n")],
+        stdout=subprocess.PIPE, text=True)
+    worker = int(kernel.stdout.readline())
+    time.sleep(0.3)
+    kernel.send_signal(signal.SIGKILL)
+    kernel.wait()
+
+    def gone() -> bool:
+        try:
+            state = open(f"/proc/{worker}/status").read().split("State:")[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return True
+        return state in ("Z", "X")  # dead, waiting only to be reaped
+
+    deadline = time.monotonic() + 10
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(), "the hook worker outlived the kernel"

@@ -51,7 +51,24 @@ def limit_resources(spec):
             pass
 
 
+def die_with_parent():
+    """If the kernel is killed (kill -9), stop too, even in the middle of a hook that sleeps."""
+    import os
+    import signal
+
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass  # elsewhere: the worker still exits when its stdin closes between calls
+    if os.getppid() != parent:
+        sys.exit(0)
+
+
 def main():
+    die_with_parent()
     if len(sys.argv) > 1:
         limit_resources(sys.argv[1])
     module = None
