@@ -114,7 +114,7 @@ class LiveSweApp(App):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield TextArea(self._initial_task, id="task", soft_wrap=True, show_line_numbers=False)
-                yield Static("Type the task, then Ctrl+R to run it.  F2 approval mode · Esc pause · F3 resume",
+                yield Static("Type the task, then Ctrl+R to run it.",
                              id="hint")
                 yield StepLog(id="steps")
                 yield Static("", id="stream")
