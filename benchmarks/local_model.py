@@ -84,7 +84,7 @@ def measure_steps(name: str, model, steps: int) -> dict:
             last[0] = now
 
     with tempfile.TemporaryDirectory() as parent:
-        repo = make_demo_repo(Path(parent))
+        repo = make_demo_repo(Path(parent) / "shop")
         request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=steps))
         last[0] = time.perf_counter()
         result = start_run(request, RunHooks(observers=[on_event], model_factory=lambda _n: model))

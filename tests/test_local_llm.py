@@ -118,7 +118,7 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
     assert model.temperature == 0.0 and model.seed is not None
     outcomes = []
     for attempt in range(2):
-        repo = make_demo_repo(tmp_path)
+        repo = make_demo_repo()  # the same path and file dates each time: the same input
         assert not demo_tests_pass(repo)  # the bug is real
         recorder = Recorder(model)
         request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=DEMO_STEP_LIMIT))
@@ -126,7 +126,7 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
         assert result.status == "submitted", f"attempt {attempt + 1}: {result.status} {result.message}"
         assert "shop/cart.py" in result.patch
         # Apply the submitted patch to a clean copy: the demo's tests pass with it.
-        clean = make_demo_repo(tmp_path)
+        clean = make_demo_repo(tmp_path / f"clean-{attempt}")
         subprocess.run(["git", "-C", str(clean), "apply", "-"], input=result.patch, text=True, check=True)
         assert demo_tests_pass(clean)
         outcomes.append(([r.content for r in recorder.replies], result.patch))

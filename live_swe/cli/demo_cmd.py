@@ -1,6 +1,7 @@
 """``live-swe demo``: the agent fixes a real bug in a small bundled repository, on the local model.
 
-The demo repository (evals/demo/repo) is copied into a fresh git repository in a temporary folder;
+The demo repository (evals/demo/repo) is copied into a fresh git repository
+($LIVE_SWE_HOME/demo/shop, replaced on each run, with fixed file dates so runs repeat exactly);
 the agent runs headless there (no confirmations) and the command prints each step, the final patch,
 and whether the demo's tests pass with it.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +28,46 @@ def demo_task() -> str:
     return resource_path("evals", "demo", "task.md").read_text()
 
 
-def make_demo_repo(parent: Path | None = None) -> Path:
-    """A fresh git repository holding the demo package, committed on ``main``."""
+# Fixed dates for the demo's files and commit: what the model sees (`ls -la`, `git log`) is the
+# same on every run, so a run at temperature 0 repeats exactly.
+_DEMO_TIME = 1_704_067_200  # 2024-01-01 00:00 UTC
+_DEMO_GIT_ENV = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+                 "GIT_AUTHOR_NAME": "live-swe demo", "GIT_AUTHOR_EMAIL": "demo@live-swe.invalid",
+                 "GIT_COMMITTER_NAME": "live-swe demo", "GIT_COMMITTER_EMAIL": "demo@live-swe.invalid"}
+
+
+def default_demo_dir() -> Path:
+    from live_swe.config import home
+
+    return home() / "demo" / "shop"
+
+
+def make_demo_repo(target: Path | None = None) -> Path:
+    """A fresh git repository holding the demo package, committed on ``main`` (replaces ``target``)."""
+    import os
+
     from live_swe.resources import resource_path
 
-    root = Path(tempfile.mkdtemp(prefix="live-swe-demo-", dir=parent))
-    repo = root / "shop"
+    repo = target or default_demo_dir()
+    if repo.exists():
+        shutil.rmtree(repo)
+    repo.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(resource_path("evals", "demo", "repo"), repo,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for args in (("init", "-q", "-b", "main"), ("add", "-A"),
-                 ("-c", "user.name=live-swe demo", "-c", "user.email=demo@live-swe.invalid",
-                  "commit", "-q", "-m", "shop: initial version")):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    env = {**os.environ, **_DEMO_GIT_ENV}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "shop: initial version")
+    for folder, dirs, files in os.walk(repo, topdown=False):
+        for name in files + dirs:
+            os.utime(os.path.join(folder, name), (_DEMO_TIME, _DEMO_TIME), follow_symlinks=False)
+    git("update-index", "-q", "--refresh")  # record the new dates now, so later git commands write nothing
+    for path in (repo / ".git", repo, repo.parent):
+        os.utime(path, (_DEMO_TIME, _DEMO_TIME))
     return repo
 
 
