@@ -1,0 +1,145 @@
+"""The tree-sitter repository map: definitions and references, ranking, the token budget, the
+per-file cache, the languages, and the first message of a real run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from conftest import SUBMIT, make_git_repo
+
+from live_swe.models.base import Reply
+from live_swe.models.scripted import ScriptedModel
+from live_swe.repomap import RepoMapper, build_repo_map, estimate_tokens
+from live_swe.repomap.tags import extract_tags
+from live_swe.resources import resource_path
+from live_swe.runner import RunHooks, RunRequest, start_run
+
+CORE = '''"""Core arithmetic."""
+
+RATE = 3
+
+
+class Invoice:
+    def compute_total(self, items):
+        return sum(items) * RATE
+
+
+def parse_amount(text):
+    return float(text)
+
+
+def _private_helper():
+    return 1
+'''
+
+
+def users(n: int) -> dict[str, str]:
+    return {f"app/user_{i}.py": f"from core import Invoice, parse_amount\n\n\ndef handle_{i}(raw):\n"
+                                f"    return Invoice().compute_total([parse_amount(raw)])\n" for i in range(n)}
+
+
+def test_tags_of_python_javascript_and_bash():
+    py = extract_tags(CORE.encode(), "python")
+    assert [(d[0], d[1], d[2]) for d in py.defs] == [
+        ("RATE", "constant", 3), ("Invoice", "class", 6), ("compute_total", "function", 7),
+        ("parse_amount", "function", 11), ("_private_helper", "function", 15)]
+    assert py.defs[1][3] == "class Invoice:" and py.defs[2][3] == "    def compute_total(self, items):"
+    assert py.refs["sum"] == 1 and py.refs["RATE"] == 1 and "Invoice" not in py.refs  # a definition is no use
+
+    js = extract_tags(b"class Cart { total() { return sum(this.items); } }\n"
+                      b"function sum(xs) { return xs.reduce((a, b) => a + b, 0); }\n"
+                      b"const fmt = (x) => x.toFixed(2);\n", "javascript")
+    assert {(d[0], d[1]) for d in js.defs} == {("Cart", "class"), ("total", "method"), ("sum", "function"),
+                                              ("fmt", "function")}
+    assert js.refs["reduce"] == 1
+
+    sh = extract_tags(b"build() {\n  make all\n}\nbuild\ndeploy_now\n", "bash")
+    assert [(d[0], d[2]) for d in sh.defs] == [("build", 1)]
+    assert sh.refs == {"make": 1, "build": 1, "deploy_now": 1}
+
+
+def test_most_referenced_definitions_come_first_within_the_budget(tmp_path):
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, "lonely.py": "def unused_thing():\n    pass\n",
+                                          **users(6)})
+    result = build_repo_map(repo, "", token_budget=1024, cache_dir=tmp_path / "cache")
+    assert result.files == 8 and result.parsed == 8
+    lines = result.text.splitlines()
+    assert lines[0] == "app/user_0.py:" or "core.py:" in lines
+    core = result.text.split("core.py:\n", 1)[1]
+    assert "    7│    def compute_total(self, items):" in core and "    6│class Invoice:" in core
+    assert "unused_thing" not in result.text  # nothing refers to it
+    assert result.tokens <= 1024
+
+    small = build_repo_map(repo, "", token_budget=25, cache_dir=tmp_path / "cache")
+    assert 0 < small.tokens <= 25 and small.shown < result.shown
+    assert "compute_total" in small.text or "Invoice" in small.text  # the best ranked survive
+    assert build_repo_map(repo, "", token_budget=0, cache_dir=tmp_path / "cache").text == ""
+
+
+def test_the_task_pulls_in_what_it_mentions(tmp_path):
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, "lonely.py": "def unused_thing():\n    pass\n",
+                                          **users(6)})
+    plain = build_repo_map(repo, "", token_budget=40, cache_dir=tmp_path / "cache")
+    assert "unused_thing" not in plain.text
+    focused = build_repo_map(repo, "unused_thing crashes in lonely.py", token_budget=40, cache_dir=tmp_path / "cache")
+    assert "lonely.py:\n    1│def unused_thing():" in focused.text
+
+
+def test_per_file_cache_reparses_only_changed_files(tmp_path, live_swe_home):
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, **users(4)})
+    first = RepoMapper(repo).build("", 512)
+    assert first.parsed == 5
+    caches = list((live_swe_home / "cache" / "repomap").glob("*.json"))
+    assert len(caches) == 1  # one cache file per repository, under LIVE_SWE_HOME
+    assert RepoMapper(repo).build("", 512).parsed == 0
+    (repo / "app/user_0.py").write_text("def brand_new_function():\n    return 1\n")
+    (repo / "extra.py").write_text("from app.user_0 import brand_new_function\nbrand_new_function()\n")
+    again = RepoMapper(repo).build("brand_new_function", 512)
+    assert again.parsed == 2 and again.files == 6
+    assert "brand_new_function" in again.text
+    os.remove(repo / "extra.py")
+    assert RepoMapper(repo).build("", 512).files == 5
+
+
+def test_minified_and_untracked_ignored_files_are_left_out_and_plain_directories_work(tmp_path):
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, ".gitignore": "build_out/\n", **users(3)})
+    (repo / "bundle.min.js").write_text("function a(){return 1};" * 400)
+    (repo / "build_out").mkdir()
+    (repo / "build_out" / "gen.py").write_text("def generated():\n    pass\n")
+    result = build_repo_map(repo, "", 1024, cache_dir=tmp_path / "c")
+    assert result.files == 5  # core, 3 users, the bundle (read but empty); build_out/ is ignored
+    assert "bundle.min.js" not in result.text and "generated" not in result.text
+    plain = tmp_path / "plain"
+    shutil.copytree(repo, plain, ignore=shutil.ignore_patterns(".git"))
+    assert "compute_total" in build_repo_map(plain, "", 1024, cache_dir=tmp_path / "c2").text
+
+
+def test_estimate_tokens():
+    assert estimate_tokens("") == 0 and estimate_tokens("abcd") == 1 and estimate_tokens("abcde") == 2
+
+
+def run_once(repo, tmp_path, scaffold_ref="seed"):
+    model = ScriptedModel([Reply(SUBMIT)])
+    request = RunRequest(task="Invoice.compute_total is wrong", model="scripted:test", repo=repo,
+                         scaffold_ref=scaffold_ref)
+    result = start_run(request, RunHooks(model_factory=lambda name: model))
+    return result, model.seen[0][1]["content"]
+
+
+def test_the_first_message_of_a_run_carries_the_map_and_the_scaffold_can_switch_it_off(tmp_path):
+    from live_swe.session.store import SessionStore
+
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, **users(3)})
+    result, first = run_once(repo, tmp_path)
+    assert "<repo_map>" in first and "    7│    def compute_total(self, items):" in first
+    [event] = [e for e in SessionStore.default().open(result.session_id).events()[0] if e["t"] == "repo_map"]
+    assert event["files"] == 4 and event["tokens"] <= 1024
+
+    scaffold = tmp_path / "no-map"
+    shutil.copytree(resource_path("scaffold"), scaffold)
+    shutil.copytree(resource_path("prompts"), scaffold / "prompts")
+    policy = (scaffold / "scaffold.yaml").read_text()
+    (scaffold / "scaffold.yaml").write_text(policy.replace("repo_map:\n  enabled: true", "repo_map:\n  enabled: false"))
+    _, first = run_once(repo, tmp_path, scaffold_ref=f"path:{scaffold}")
+    assert "<repo_map>" not in first and "def compute_total" not in first
