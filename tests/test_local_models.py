@@ -251,3 +251,25 @@ def test_default_model_is_the_local_one_once_pulled(index):
 def test_models_dir_can_be_shared(tmp_path, monkeypatch):
     monkeypatch.setenv(catalog.MODELS_DIR_ENV, str(tmp_path / "shared"))
     assert catalog.model_path(SMOL) == tmp_path / "shared" / SMOL.filename
+
+
+def test_reply_ends_after_its_one_action_or_at_a_stop_string():
+    from live_swe.models.local import _stop_at
+
+    text = "THOUGHT: look.\n\n```bash\nls -la\n```\nand then I will imagine the output"
+    assert text[: _stop_at(text, [], True)] == "THOUGHT: look.\n\n```bash\nls -la\n```"
+    assert _stop_at("THOUGHT: look.\n\n```bash\nls -la\n", [], True) is None  # block not closed yet
+    assert _stop_at(text, [], False) is None
+    assert _stop_at("done<|im_end|>more", ["<|im_end|>"], True) == 4
+
+
+def test_no_repeat_bans_only_the_token_that_would_complete_a_copied_run():
+    import math
+
+    from live_swe.models.local import _NoRepeat
+
+    ban = _NoRepeat([[5, 6, 7, 8, 9]], prompt_length=2, n=3)
+    scores = ban([1, 2, 6, 7], [0.0] * 10)  # generated 6, 7: the next 8 would copy "6 7 8"
+    assert scores[8] == -math.inf and all(math.isfinite(v) for i, v in enumerate(scores) if i != 8)
+    assert all(math.isfinite(v) for v in ban([1, 2, 7, 6], [0.0] * 10))  # "7 6" is not in the reply
+    assert all(math.isfinite(v) for v in ban([6, 7], [0.0] * 10))  # the prompt itself is not the reply
