@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 _PYTHON = """
 (class_definition name: (identifier) @def.class)
@@ -65,7 +65,7 @@ def language_for(path: str) -> str | None:
     return EXTENSIONS.get(path[dot:].lower()) if dot >= 0 else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser_and_query(language: str):
     """The parser and compiled query for ``language`` (built once per process)."""
     import tree_sitter

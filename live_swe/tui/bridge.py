@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from textual.message import Message
@@ -22,7 +22,7 @@ from live_swe.tui.safety import is_harmless
 STOP = object()  # what a pending question is answered with when the person quits
 
 
-class ApprovalMode(str, Enum):
+class ApprovalMode(StrEnum):
     CONFIRM = "confirm"  # ask for every command
     AUTO = "auto"  # run everything
     READ_ONLY = "read-only"  # run harmless readers, ask for the rest

@@ -81,8 +81,3 @@ def _harmless_git(args: list[str]) -> bool:
     if sub == "stash":
         return rest[:1] == ["list"] or rest[:1] == ["show"]
     return sub in GIT_READERS
-
-
-def quote(command: str) -> str:
-    """For messages: the command as one shell word."""
-    return shlex.quote(command)

@@ -80,9 +80,9 @@ class WorkTree:
 
     def apply_patch(self, patch: str) -> None:
         """Bring a patch made elsewhere (a container) into this working tree."""
-        import git
-
         import tempfile
+
+        import git
 
         if not patch.strip():
             return
