@@ -95,3 +95,24 @@ def test_type_a_task_approve_a_command_see_the_result_and_keep_the_commit(git_re
     assert run_git(git_repo, "log", "-1", "--format=%s").strip() == "Make add() add in calc.py"
     assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
     assert run_git(git_repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_inline_keeps_the_terminals_scrollback(git_repo, tmp_path, live_swe_home, inline):
+    script = write_script(tmp_path / "replies.yaml", [SUBMIT])
+    name = f"live-swe-test-{uuid.uuid4().hex[:8]}"
+    app = " ".join(shlex.quote(part) for part in [
+        "env", f"LIVE_SWE_HOME={live_swe_home}", "TERM=xterm-256color", sys.executable, "-m", "live_swe.cli.main",
+        "tui", "--repo", str(git_repo), "--model", f"scripted:{script}", *(["--inline"] if inline else []),
+    ])
+    tmux = Tmux(name)
+    tmux.run("new-session", "-d", "-s", name, "-x", "150", "-y", "45",
+             f"bash --norc -c 'echo EARLIER-OUTPUT-MARKER; {app}; echo APP-EXITED; sleep 30'")
+    try:
+        screen = tmux.wait_for("Ctrl+R to run it")
+        assert ("EARLIER-OUTPUT-MARKER" in screen) is inline  # the full-screen mode covers it
+        tmux.keys("C-q")
+        screen = tmux.wait_for("APP-EXITED")
+        assert "EARLIER-OUTPUT-MARKER" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

@@ -37,6 +37,7 @@ from live_swe.tui.widgets import DiffView, EvolutionPanel, StatusLine, StepCard,
 from live_swe.tui.worktree import KeptCommit, WorkTree
 
 CSS = """
+Screen:inline { height: 80vh; }
 StatusLine { height: 1; background: $panel; padding: 0 1; }
 #main { height: 1fr; }
 #left { width: 3fr; }
