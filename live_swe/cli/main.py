@@ -1,4 +1,5 @@
-"""The ``live-swe`` command. Sub-commands import their machinery lazily so ``--help`` stays fast."""
+"""The ``live-swe`` command. Each sub-command module imports only typer at the top and loads its
+machinery inside the command, so ``--help`` stays fast (no litellm, textual, docker, swebench)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,19 @@ import sys
 
 import typer
 
-from live_swe.cli import run_cmd, sessions_cmd
+from godel import cli as godel_cli
+from live_swe.cli import (
+    archive_cmd,
+    bench_cmd,
+    demo_cmd,
+    github_cmd,
+    models_cmd,
+    run_cmd,
+    scaffold_cmd,
+    sessions_cmd,
+    tools_cmd,
+    tui_cmd,
+)
 
 app = typer.Typer(
     name="live-swe",
@@ -19,48 +32,21 @@ app = typer.Typer(
 
 app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
+app.command("tui")(tui_cmd.tui)
+app.command("demo")(demo_cmd.demo)
+app.command("validate")(godel_cli.validate)
+app.command("evolve")(godel_cli.evolve)
 app.add_typer(sessions_cmd.app, name="sessions", help="List, show, export and inspect sessions.")
-
-
-def _register_optional() -> None:
-    """Sub-command groups built by other parts of the project; each is a small module."""
-    import importlib
-
-    for module, name, help_text in (
-        ("live_swe.cli.models_cmd", "models", "Embedded local models: pull and list."),
-        ("live_swe.cli.tools_cmd", "tools", "The tool library: list and promote tools."),
-        ("live_swe.cli.bench_cmd", "bench", "Benchmarks: batch runs, evaluation, images."),
-        ("live_swe.cli.github_cmd", "github", "GitHub: turn an issue into a pull request."),
-        ("live_swe.cli.archive_cmd", "archive", "The archive of evolved scaffolds."),
-        ("live_swe.cli.scaffold_cmd", "scaffold", "Scaffolds: promote a validated scaffold."),
-    ):
-        try:
-            sub = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        app.add_typer(sub.app, name=name, help=help_text)
-    for module, attr, name in (
-        ("live_swe.cli.tui_cmd", "tui", "tui"),
-        ("live_swe.cli.demo_cmd", "demo", "demo"),
-        ("godel.cli", "validate", "validate"),
-        ("godel.cli", "evolve", "evolve"),
-    ):
-        try:
-            sub = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        app.command(name)(getattr(sub, attr))
-
-
-_register_optional()
+app.add_typer(tools_cmd.app, name="tools", help="The tool library: list and promote tools.")
+app.add_typer(models_cmd.app, name="models", help="Embedded local models: pull and list.")
+app.add_typer(bench_cmd.app, name="bench", help="Benchmarks: batch runs, evaluation, images.")
+app.add_typer(github_cmd.app, name="github", help="GitHub: turn an issue into a pull request.")
+app.add_typer(archive_cmd.app, name="archive", help="The archive of evolved scaffolds.")
+app.add_typer(scaffold_cmd.app, name="scaffold", help="Scaffolds: promote a validated scaffold.")
 
 
 def main() -> None:
-    # No arguments in a terminal opens the interactive UI (when it is installed).
+    # No arguments in a terminal opens the interactive UI.
     if len(sys.argv) == 1 and sys.stdin.isatty() and sys.stdout.isatty():
         sys.argv.append("tui")
     app()
