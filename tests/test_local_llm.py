@@ -109,6 +109,9 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
     assert result.patch.strip() == diff.strip()
 
 
+README_DEMO_DIR = Path("/tmp/lsw-home/demo/shop")  # the quickstart run shown in README.md
+
+
 def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
     from live_swe.cli.demo_cmd import DEMO_STEP_LIMIT, demo_task, demo_tests_pass, make_demo_repo
     from live_swe.models.resolve import make_model
@@ -118,7 +121,8 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
     assert model.temperature == 0.0 and model.seed is not None
     outcomes = []
     for attempt in range(2):
-        repo = make_demo_repo()  # the same path and file dates each time: the same input
+        # The README's run, exactly: the same path and file dates each time, so the same input.
+        repo = make_demo_repo(README_DEMO_DIR)
         assert not demo_tests_pass(repo)  # the bug is real
         recorder = Recorder(model)
         request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=DEMO_STEP_LIMIT))
