@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from conftest import SUBMIT, bash_reply, make_git_repo, write_script
 

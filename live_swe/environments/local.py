@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import signal
-import selectors
 import subprocess
 import time
 from pathlib import Path
