@@ -170,6 +170,8 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     try:
         repo = Path(meta.repo) if meta.repo else None
         env = _make_env(session, meta.env, meta.image, repo, meta.extra.get("repo_dir", "/testbed"))
+        if meta.env == "docker":
+            _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks)
         if messages:
             agent.restore(messages)
@@ -186,6 +188,32 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         if env is not None:
             env.close()
         session.close()
+
+
+def _restore_container_work(session: Session, env: Environment) -> None:
+    """A container does not outlive its run: the new one gets the repository changes the session
+    had when it stopped (its last patch), so the agent resumes on the files it left."""
+    import os
+    import tempfile
+
+    from live_swe.environments.base import EnvironmentError_
+
+    patch = session.patch()
+    if not patch.strip():
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
+        handle.write(patch)
+    try:
+        env.copy_in(Path(handle.name), "/tmp/live-swe-resume.diff")
+    finally:
+        os.unlink(handle.name)
+    out = env.execute("git apply --binary /tmp/live-swe-resume.diff && rm -f /tmp/live-swe-resume.diff", timeout=120)
+    if out.returncode != 0:
+        raise EnvironmentError_(
+            f"could not put the session's changes back into the new container ({out.text.strip()[:300]}); "
+            f"they are in {session.patch_path}"
+        )
+    session.append({"t": "restore_patch", "bytes": len(patch)})
 
 
 def _repo_map(request: RunRequest, agent: Agent, session: Session) -> str:

@@ -280,3 +280,31 @@ def test_a_run_in_docker_edits_the_copied_repository_and_submits(docker_client, 
     assert "scaffold" not in result.patch
     labelled = docker_client.containers.list(all=True, filters={"label": f"live-swe.session={result.session_id}"})
     assert labelled == []
+
+
+@pytest.mark.docker
+def test_resume_in_docker_restores_the_changes_of_the_stopped_container(base_image, tmp_path):
+    """The first container is gone after a stop; resume puts the session's changes into the new one."""
+    from conftest import SUBMIT, bash_reply, make_git_repo
+
+    from live_swe.config import KernelLimits
+    from live_swe.models.scripted import ScriptedModel
+    from live_swe.runner import RunHooks, RunRequest, resume_run, start_run
+
+    repo = make_git_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    replies = [bash_reply("sed -i 's/a - b/a + b/' calc.py"), bash_reply("echo more > notes.txt"),
+               bash_reply("cat calc.py notes.txt"), SUBMIT]
+    script = tmp_path / "s.yaml"
+    import yaml
+
+    script.write_text(yaml.safe_dump(replies))
+    factory = RunHooks(model_factory=lambda name: ScriptedModel.from_path(script))
+    request = RunRequest(task="fix add", model=f"scripted:{script}", repo=repo, env="docker", image=base_image,
+                         limits=KernelLimits(step_limit=2))
+    first = start_run(request, factory)
+    assert first.status == "limits_exceeded" and "notes.txt" in first.patch
+    assert (repo / "calc.py").read_text().endswith("a - b\n")  # the host repository was never touched
+
+    second = resume_run(first.session_id, factory, limits=KernelLimits(step_limit=10))
+    assert second.status == "submitted"
+    assert "+    return a + b" in second.patch and "+more" in second.patch

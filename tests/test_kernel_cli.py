@@ -184,3 +184,15 @@ def test_help_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_resume_with_a_new_step_budget(git_repo, tmp_path):
+    script = write_script(tmp_path / "s.yaml", [bash_reply("echo a >> log.txt"), bash_reply("echo b >> log.txt"), SUBMIT])
+    first = json.loads(cli("run", "-t", "x", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo",
+                           "--step-limit", "1", "--json").stdout)
+    assert first["status"] == "limits_exceeded"
+    again = cli("resume", first["session_id"], "--yolo", "--json")
+    assert json.loads(again.stdout)["status"] == "limits_exceeded"  # the saved budget still holds
+    done = json.loads(cli("resume", first["session_id"], "--yolo", "--step-limit", "5", "--json").stdout)
+    assert done["status"] == "submitted" and done["steps"] == 3
+    assert (git_repo / "log.txt").read_text().split() == ["a", "b"]

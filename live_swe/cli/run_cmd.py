@@ -96,10 +96,20 @@ def run(
 def resume(
     session_id: str = typer.Argument(..., help="The session to continue."),
     yolo: bool = typer.Option(False, "--yolo", help="Run commands without asking."),
+    step_limit: int = typer.Option(None, "--step-limit", min=1, help="A new step budget (total, not additional)."),
+    cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="A new cost budget in USD (total)."),
+    wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="A new wall-time budget in seconds (total)."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Continue a session from where it stopped, with its evolved scaffold."""
+    """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
+    from live_swe.config import KernelLimits
     from live_swe.runner import RunHooks, resume_run
+    from live_swe.session.store import SessionStore
 
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
-    _report(resume_run(session_id, hooks), as_json)
+    overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
+    limits = None
+    if any(value is not None for value in overrides.values()):
+        saved = SessionStore.default().open(session_id).meta.extra.get("limits", {})
+        limits = KernelLimits(**{**saved, **{k: v for k, v in overrides.items() if v is not None}})
+    _report(resume_run(session_id, hooks, limits=limits), as_json)
