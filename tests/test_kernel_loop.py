@@ -46,10 +46,13 @@ def test_text_format_fix_and_submit_produces_patch_with_new_files(git_repo):
 def test_patch_excludes_live_swe_folder(git_repo):
     result, _ = run_script(git_repo, [
         bash_reply("mkdir -p .live-swe/tools && echo t > .live-swe/tools/x && echo y >> README.md"),
+        bash_reply("python3 -m py_compile calc.py && mkdir -p pkg/__pycache__ && echo z > pkg/__pycache__/m.txt"),
         SUBMIT,
     ])
     assert "README.md" in result.patch
     assert ".live-swe" not in result.patch
+    assert (git_repo / "__pycache__").is_dir()  # the interpreter cache exists, but is not a change
+    assert "__pycache__" not in result.patch and ".pyc" not in result.patch
 
 
 def test_format_errors_are_fed_back_counted_and_reset(git_repo):

@@ -10,7 +10,9 @@ import shlex
 
 from live_swe.environments.base import Environment, EnvironmentError_
 
-EXCLUDED = (".live-swe",)
+# live-swe's own folder, and interpreter caches that running the tests leaves behind (binary,
+# different on every run, never part of a fix).
+EXCLUDED = (".live-swe", "**/__pycache__/**", "**/*.pyc")
 
 
 def base_commit(env: Environment) -> str:
@@ -24,7 +26,7 @@ def base_commit(env: Environment) -> str:
 
 
 def diff_command(base: str, extra_excludes: tuple[str, ...] = ()) -> str:
-    excludes = " ".join(shlex.quote(f":(exclude){p}") for p in EXCLUDED + extra_excludes)
+    excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
     return (
         'idx="$(mktemp -u)" && export GIT_INDEX_FILE="$idx" && git read-tree HEAD && git add -A . '
         f"&& git -c core.quotepath=off diff --cached --binary {shlex.quote(base)} -- . {excludes}; "
