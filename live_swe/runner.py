@@ -85,9 +85,20 @@ def _make_hooks(session: Session, guard):
     return HookClient(guard)
 
 
+CONTAINER_PATCH_INDEX = "/tmp/live-swe-patch.index"
+
+
 def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks) -> Agent:
     guard = _make_guard(session, env, limits)
     base = session.meta.base_commit or ""
+    # A container dies with the process: its changes are saved after every command, and the
+    # scratch index stays in its /tmp so each of those diffs only re-reads what changed.
+    in_container = session.meta.env == "docker"
+    index_file = CONTAINER_PATCH_INDEX if in_container else None
+
+    def patch() -> str:
+        return repository_patch(env, base, index_file=index_file)
+
     agent = Agent(
         model=model,
         env=env,
@@ -97,7 +108,8 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         hooks=_make_hooks(session, guard),
         approver=hooks.approver,
         observers=hooks.observers,
-        patch_fn=lambda: repository_patch(env, base),
+        patch_fn=patch,
+        checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
     if hooks.on_agent:
         hooks.on_agent(agent)

@@ -266,3 +266,38 @@ def test_a_commit_whose_event_was_lost_is_logged_on_resume(git_repo):
     [recovered] = events_of(first.session_id, "scaffold")
     assert recovered["kind"] == "commit" and recovered["recovered"] is True and recovered["step"] == 1
     assert recovered["files"] == ["tools/find-def"] and recovered["reason"] == "Find definitions quickly."
+
+
+@ON_EACH_ENVIRONMENT
+def test_kill_9_mid_command_then_resume_keeps_the_repository_changes_of_the_finished_steps(
+        git_repo, tmp_path, live_swe_home, env_name, request):
+    """A container dies with its process: what the finished steps changed must still reach the resumed run."""
+    env, image = environment(request, env_name)
+    done = [bash_reply("sed -i 's/a - b/a + b/' calc.py"), bash_reply("echo kept > notes.txt")]
+    script = write_script(tmp_path / "run.yaml", [*done, bash_reply("sleep 60"), SUBMIT])
+    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo"]
+    if env == "docker":
+        args += ["--env", "docker", "--image", image]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        log = _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+        _wait_for(lambda: any(e.get("t") == "step" and e.get("step") == 2 for e in _events(log)), "two steps",
+                  timeout=120)
+        _wait_for(lambda: any(e.get("t") == "message" and "sleep 60" in str(e["message"].get("content"))
+                              for e in _events(log)), "the third command")
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    session_id = log.parent.name
+    assert not any(e.get("t") == "end" for e in _events(log)), "the run ended before the kill"
+
+    write_script(script, [*done, bash_reply("cat calc.py notes.txt"), SUBMIT])
+    out = cli("resume", session_id, "--yolo", "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "submitted"
+    assert "+    return a + b" in result["patch"] and "+kept" in result["patch"]
+    shown = [e for e in events_of(session_id) if e.get("t") == "message" and "return a + b" in
+             str(e["message"].get("content")) and "kept" in str(e["message"].get("content"))]
+    assert shown, "the resumed run did not see the changes of the steps before the kill"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 
 import pytest
 
@@ -125,6 +126,14 @@ def test_stdlib_only_imports_are_checked_statically():
     assert any("computed name" in p for p in problems)
 
 
+def _refusal(check) -> str:
+    try:
+        check()
+    except Refused as exc:
+        return str(exc)
+    return "accepted"
+
+
 def test_each_template_renders_over_the_context_of_its_role(tmp_path):
     root = tmp_path / "s"
     shutil.copytree(resource_path("scaffold"), root)
@@ -147,6 +156,12 @@ def test_each_template_renders_over_the_context_of_its_role(tmp_path):
     (root / "prompts" / "system.j2").write_text("{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %}")
     with pytest.raises(Refused, match="took more than 2s to render"):
         check_templates(root, policy)
+    # ... on a worker thread too (the TUI's agent), where no timer signal can interrupt it
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(_refusal(lambda: check_templates(root, policy))))
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive() and "took more than 2s to render" in outcome[0]
     # a syntax error names the line
     (root / "prompts" / "system.j2").write_text("ok\n{% if %}")
     with pytest.raises(Refused, match=r"prompts/system.j2 \(line 2\)"):

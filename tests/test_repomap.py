@@ -143,3 +143,109 @@ def test_the_first_message_of_a_run_carries_the_map_and_the_scaffold_can_switch_
     (scaffold / "scaffold.yaml").write_text(policy.replace("repo_map:\n  enabled: true", "repo_map:\n  enabled: false"))
     _, first = run_once(repo, tmp_path, scaffold_ref=f"path:{scaffold}")
     assert "<repo_map>" not in first and "def compute_total" not in first
+
+
+def reference_ranking(tags, mentioned_names, mentioned_files, iterations=30, damping=0.85):
+    """The ranking spelled out with dicts and loops, to check the vectorised graph against."""
+    import math
+
+    from live_swe.repomap.rank import MAX_DEFINERS, MENTION_FACTOR, MIN_LINK_CHARS, name_weight
+
+    files = sorted(tags)
+    definers = {}
+    for rel in files:
+        for name in dict.fromkeys(d[0] for d in tags[rel].defs):
+            definers.setdefault(name, []).append(rel)
+    edges = {}  # (src, dst, name) -> weight
+    for src in files:
+        for name, uses in tags[src].refs.items():
+            where = definers.get(name, [])
+            if not where or len(where) > MAX_DEFINERS or len(name) < MIN_LINK_CHARS:
+                continue
+            weight = name_weight(name, len(where)) * math.sqrt(uses) * (MENTION_FACTOR if name in mentioned_names else 1)
+            for dst in where:
+                if dst != src:
+                    edges[(src, dst, name)] = weight
+    out = {rel: sum(w for (s, _d, _n), w in edges.items() if s == rel) for rel in files}
+    chosen = set(mentioned_files) | {rel for name in mentioned_names for rel in definers.get(name, [])[:MAX_DEFINERS]}
+    teleport = {rel: (1 / len(chosen) if rel in chosen else 0.0) if chosen else 1 / len(files) for rel in files}
+    ranks = dict(teleport)
+    for _ in range(iterations):
+        dangling = sum(ranks[rel] for rel in files if not out[rel])
+        new = {rel: (1 - damping + damping * dangling) * teleport[rel] for rel in files}
+        for (s, d, _n), w in edges.items():
+            new[d] += damping * ranks[s] * w / out[s]
+        ranks = new
+    scores = {}
+    for (s, d, n), w in edges.items():
+        scores[(d, n)] = scores.get((d, n), 0.0) + ranks[s] / out[s] * w
+    for name in mentioned_names:
+        for rel in definers.get(name, [])[:MAX_DEFINERS]:
+            scores[(rel, name)] = scores.get((rel, name), 0.0) + 1.0
+    return sorted(((score, rel, name) for (rel, name), score in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+
+
+def test_the_ranking_matches_the_algorithm_written_out_plainly(tmp_path):
+    from live_swe.repomap.rank import rank_definitions
+
+    files = {"core.py": CORE, "lonely.py": "def unused_thing():\n    pass\n", **users(5),
+             "app/report.py": "from core import parse_amount, RATE\n\ndef report():\n    return parse_amount('1') + RATE\n",
+             "app/util.py": "def parse_amount(x):\n    return x\n\ndef _helper():\n    return report()\n"}
+    repo = make_git_repo(tmp_path / "r", files)
+    tags, _ = RepoMapper(repo, cache_dir=tmp_path / "c").tags()
+    for names, mentioned in [(set(), set()), ({"report", "unused_thing", "nothing_here"}, {"app/user_1.py"})]:
+        expected = reference_ranking(tags, names, mentioned)
+        got = rank_definitions(tags, names, mentioned)
+        assert [(rel, name) for _s, rel, name in got] == [(rel, name) for _s, rel, name in expected]
+        assert [round(s, 9) for s, _r, _n in got] == [round(s, 9) for s, _r, _n in expected]
+
+
+def test_a_warm_map_reuses_the_saved_graph_and_matches_the_cold_one(tmp_path):
+    from live_swe.repomap.mapper import render
+    from live_swe.repomap.rank import RefGraph
+
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, "lonely.py": "def unused_thing():\n    pass\n", **users(6)})
+    cache = tmp_path / "cache"
+    cold = build_repo_map(repo, "unused_thing breaks in lonely.py", 25, cache_dir=cache)
+    [graph_file] = cache.glob("*.graph.npz")
+    saved = graph_file.stat().st_mtime_ns
+    warm = RepoMapper(repo, cache_dir=cache).build("unused_thing breaks in lonely.py", 25)
+    assert (warm.text, warm.shown, warm.parsed) == (cold.text, cold.shown, 0)
+    assert graph_file.stat().st_mtime_ns == saved  # loaded, not rebuilt
+    other = RepoMapper(repo, cache_dir=cache).build("", 25)  # another task: same graph, another ranking
+    assert graph_file.stat().st_mtime_ns == saved and other.text != warm.text
+
+    # the map is the longest prefix of the ranking that fits: one more definition would not
+    mapper = RepoMapper(repo, cache_dir=cache)
+    current, _ = mapper.refresh()
+    ranked = [(rel, name) for _s, rel, name in mapper.graph(current).rank({"unused_thing", "breaks"}, {"lonely.py"})]
+    assert 0 < warm.shown < len(ranked)
+    assert render(ranked[:warm.shown], mapper.cache.tags) == warm.text
+    assert estimate_tokens(render(ranked[:warm.shown + 1], mapper.cache.tags)) > 25
+
+    graph_file.write_bytes(b"not a zip archive")  # damaged: rebuilt, same map
+    assert RepoMapper(repo, cache_dir=cache).build("unused_thing breaks in lonely.py", 25).text == cold.text
+    assert RefGraph.load(graph_file, "some other state of the files") is None
+
+
+def test_names_count_as_mentioned_when_they_look_like_code():
+    from live_swe.repomap.mapper import mentions
+
+    files = ["django/db/models/query.py", "lonely.py", "core.py"]
+    names, mentioned = mentions("QuerySet.filter() with a Q object on a related field raises FieldError in "
+                                "django/db/models/query.py", files)
+    assert names == {"QuerySet", "filter", "FieldError"}  # not field, raises, django, models, query
+    assert mentioned == {"django/db/models/query.py"}
+    assert mentions("Invoice.total is wrong; see `parse` and obj.run in core.py", files) == (
+        {"Invoice", "total", "parse", "run"}, {"core.py"})
+    assert mentions("unused_thing crashes in lonely.py", files) == ({"unused_thing"}, {"lonely.py"})
+
+
+def test_vendored_and_small_minified_files_stay_out_of_the_map(tmp_path):
+    repo = make_git_repo(tmp_path / "r", {
+        "core.py": CORE, **users(2),
+        "static/vendor/lib.js": "function vendoredHelper(a) { return a; }\nvendoredHelper(1);\n",
+        "static/i18n/bs.js": "!function(){var longName_" + "x" * 600 + "=function(e){return e};}();",
+    })
+    result = build_repo_map(repo, "", 1024, cache_dir=tmp_path / "c")
+    assert result.files == 4 and "vendoredHelper" not in result.text and "bs.js" not in result.text

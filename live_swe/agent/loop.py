@@ -67,6 +67,7 @@ class Agent:
         approver: Approver | None = None,
         observers: list[Observer] | None = None,
         patch_fn=None,
+        checkpoint_fn=None,
     ):
         self.model = model
         self.env = env
@@ -77,6 +78,7 @@ class Agent:
         self.approver = approver
         self.observers = list(observers or [])
         self.patch_fn = patch_fn
+        self.checkpoint_fn = checkpoint_fn  # saves the repository's changes where a kill would lose them
         self.messages: list[dict[str, Any]] = []
         self.step = session.meta.steps
         self.cost = session.meta.cost
@@ -214,6 +216,7 @@ class Agent:
         if is_submission(output):
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
             raise _Stop("submitted")
+        self._checkpoint()
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
         notes += self.guard.after_step(self.step, reply.content)
@@ -225,6 +228,16 @@ class Agent:
         })
         # meta.json is rewritten only at start and end: steps and cost of a live or killed
         # session are read from the last step event (O(1) appends per step, nothing rewritten).
+
+    def _checkpoint(self) -> None:
+        """Save the changes before the step is logged as done: a ``kill -9`` then loses at most
+        the step in flight, even where the repository dies with the process (a container)."""
+        if self.checkpoint_fn is None:
+            return
+        try:
+            self.checkpoint_fn()
+        except EnvironmentError_ as exc:
+            self.emit({"t": "checkpoint", "step": self.step, "error": str(exc)[:500]})
 
     def _refresh_system_message(self) -> None:
         """After a scaffold change (a new tool, an edited system prompt) the next query sees the new

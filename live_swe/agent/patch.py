@@ -25,17 +25,29 @@ def base_commit(env: Environment) -> str:
     return out.text.strip().splitlines()[-1]
 
 
-def diff_command(base: str, extra_excludes: tuple[str, ...] = ()) -> str:
+def diff_command(base: str, extra_excludes: tuple[str, ...] = (), index_file: str | None = None) -> str:
+    """A shell command printing the patch. The scratch index starts as a copy of the repository's
+    own (so git re-reads only files whose stat changed, not every file), or from HEAD when there is
+    none. ``index_file`` keeps it between calls (a container's /tmp): each later diff is cheaper."""
     excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
+    seed = ('real="$(git rev-parse --git-path index)" && '
+            '{ cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" git read-tree HEAD; }')
+    if index_file:
+        start = f'idx={shlex.quote(index_file)} && {{ [ -f "$idx" ] || {{ {seed}; }}; }}'
+        cleanup = ""
+    else:
+        start = f'idx="$(mktemp -u)" && {seed}'
+        cleanup = 'rm -f "$idx"; '
     return (
-        'idx="$(mktemp -u)" && export GIT_INDEX_FILE="$idx" && git read-tree HEAD && git add -A . '
+        f'{start} && export GIT_INDEX_FILE="$idx" && git add -A . '
         f"&& git -c core.quotepath=off diff --cached --binary {shlex.quote(base)} -- . {excludes}; "
-        'rc=$?; rm -f "$idx"; exit $rc'
+        f"rc=$?; {cleanup}exit $rc"
     )
 
 
-def repository_patch(env: Environment, base: str, extra_excludes: tuple[str, ...] = ()) -> str:
-    out = env.execute(diff_command(base, extra_excludes), timeout=120)
+def repository_patch(env: Environment, base: str, extra_excludes: tuple[str, ...] = (),
+                     index_file: str | None = None) -> str:
+    out = env.execute(diff_command(base, extra_excludes, index_file), timeout=120)
     if out.returncode != 0:
         raise EnvironmentError_(f"could not compute the patch in {env.repo_dir}: {out.text.strip()[:500]}")
     return out.text

@@ -13,6 +13,7 @@ import ast
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,9 +55,11 @@ class _RenderTooSlow(Exception):
 def _deadline(seconds: float):
     """Interrupt a render that runs too long (the sandbox bounds range(), not nested loops).
 
-    Uses a timer signal, so it applies on the main thread only (the CLI and bench runs)."""
+    On the main thread a timer signal does it; elsewhere (the TUI runs the agent in a worker
+    thread, where signals cannot be used) a trace function checks the clock as the render runs."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
+        with _traced_deadline(seconds):
+            yield
         return
 
     def expire(signum, frame):
@@ -69,6 +72,23 @@ def _deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def _traced_deadline(seconds: float):
+    end = time.monotonic() + seconds
+    previous = sys.gettrace()
+
+    def check(frame, event, arg):
+        if time.monotonic() > end:
+            raise _RenderTooSlow()  # raised into the running render; Python also drops the tracer
+        return check
+
+    sys.settrace(check)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
 
 
 def role_contexts(role: str) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from live_swe.repomap.tags import FileTags
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 def default_cache_dir() -> Path:
@@ -28,6 +28,7 @@ class TagCache:
         key = hashlib.sha1(str(repo.resolve()).encode()).hexdigest()[:16]
         self.path = Path(directory) / f"{key}.json"
         self._entries: dict[str, list] = {}  # rel path -> [mtime_ns, size, tags json]
+        self._decoded: dict[str, FileTags] = {}  # entries turned into FileTags so far
         self._dirty = False
         self._load()
 
@@ -39,23 +40,36 @@ class TagCache:
         if isinstance(data, dict) and data.get("version") == CACHE_VERSION and isinstance(data.get("files"), dict):
             self._entries = data["files"]
 
-    def get(self, rel: str, stamp: tuple[int, int]) -> FileTags | None:
+    def has(self, rel: str, stamp: tuple[int, int]) -> bool:
+        """Whether ``rel`` is cached with this stamp and a well-formed entry."""
         entry = self._entries.get(rel)
-        if entry and entry[0] == stamp[0] and entry[1] == stamp[1]:
+        return (isinstance(entry, list) and len(entry) == 3 and entry[0] == stamp[0] and entry[1] == stamp[1]
+                and isinstance(entry[2], list) and len(entry[2]) == 2)
+
+    def get(self, rel: str, stamp: tuple[int, int]) -> FileTags | None:
+        return self.tags(rel) if self.has(rel, stamp) else None
+
+    def tags(self, rel: str) -> FileTags:
+        """The cached tags of ``rel`` (none if it is not cached or its entry is damaged)."""
+        tags = self._decoded.get(rel)
+        if tags is None:
             try:
-                return FileTags.from_json(entry[2])
-            except (IndexError, TypeError, ValueError):
-                return None
-        return None
+                tags = FileTags.from_json(self._entries[rel][2])
+            except (KeyError, IndexError, TypeError, ValueError):
+                tags = FileTags()
+            self._decoded[rel] = tags
+        return tags
 
     def put(self, rel: str, stamp: tuple[int, int], tags: FileTags) -> None:
         self._entries[rel] = [stamp[0], stamp[1], tags.to_json()]
+        self._decoded[rel] = tags
         self._dirty = True
 
     def prune(self, keep: set[str]) -> None:
         gone = set(self._entries) - keep
         for rel in gone:
             del self._entries[rel]
+            self._decoded.pop(rel, None)
         self._dirty = self._dirty or bool(gone)
 
     def save(self) -> None:

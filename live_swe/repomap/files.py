@@ -8,7 +8,8 @@ from pathlib import Path
 
 from live_swe.repomap.languages import language_for
 
-_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".live-swe",
+# third-party code (vendor/, _vendor/) is not the repository's own and would crowd the map
+_SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "vendor", "_vendor", "__pycache__", ".venv", "venv", ".tox", ".live-swe",
               "build", "dist", ".mypy_cache", ".pytest_cache"}
 
 

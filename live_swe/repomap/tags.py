@@ -60,8 +60,8 @@ def extract_tags(source: bytes, language: str) -> FileTags:
 
 
 def looks_minified(source: bytes) -> bool:
-    """Bundled / minified code (one enormous line) has no definitions worth showing."""
-    return len(source) > 2000 and len(source) / (source.count(b"\n") + 1) > 300
+    """Bundled / minified code (a few enormous lines) has no definitions worth showing."""
+    return len(source) > 500 and len(source) / (source.count(b"\n") + 1) > 300
 
 
 def tags_for_file(path: Path, language: str) -> FileTags:

@@ -106,7 +106,10 @@ class Session:
         self._log.flush()
 
     def write_patch(self, patch: str) -> None:
-        self.patch_path.write_text(patch)
+        """Replace the patch atomically: a kill mid-write leaves the previous one whole."""
+        tmp = self.patch_path.with_name(f".patch.{os.getpid()}.tmp")
+        tmp.write_text(patch)
+        os.replace(tmp, self.patch_path)
 
     def close(self) -> None:
         if self._log is not None:
