@@ -249,3 +249,16 @@ def test_vendored_and_small_minified_files_stay_out_of_the_map(tmp_path):
     })
     result = build_repo_map(repo, "", 1024, cache_dir=tmp_path / "c")
     assert result.files == 4 and "vendoredHelper" not in result.text and "bs.js" not in result.text
+
+
+def test_an_unwritable_or_corrupt_cache_costs_speed_not_the_map(tmp_path):
+    repo = make_git_repo(tmp_path / "r", {"core.py": CORE, **users(3)})
+    expected = build_repo_map(repo, "", 512, cache_dir=tmp_path / "fresh").text
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    result = build_repo_map(repo, "", 512, cache_dir=blocked)
+    assert result.text == expected and result.parsed == 4
+    [tag_file] = (tmp_path / "fresh").glob("*[0-9a-f].json")
+    tag_file.write_text('{"version": 3, "files": {"core.py": [1, 2, "not tags"]}')  # truncated mid-write
+    again = build_repo_map(repo, "", 512, cache_dir=tmp_path / "fresh")
+    assert again.text == expected and again.parsed == 4

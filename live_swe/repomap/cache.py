@@ -75,8 +75,19 @@ class TagCache:
     def save(self) -> None:
         if not self._dirty:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"version": CACHE_VERSION, "files": self._entries}, separators=(",", ":")))
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"version": CACHE_VERSION, "files": self._entries}, separators=(",", ":")))
+            os.replace(tmp, self.path)
+        except OSError:
+            remove_quietly(tmp)
+            return  # a read-only or full cache folder costs speed next time, never the map
         self._dirty = False
+
+
+def remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from live_swe.repomap.cache import TagCache, default_cache_dir
+from live_swe.repomap.cache import TagCache, default_cache_dir, remove_quietly
 from live_swe.repomap.files import source_files
 from live_swe.repomap.rank import MAX_DEFINERS, MIN_LINK_CHARS, RefGraph
 from live_swe.repomap.tags import FileTags, tags_for_batch, tags_for_file
@@ -116,7 +116,7 @@ class RepoMapper:
                 graph.save(tmp, fingerprint)
                 os.replace(tmp, path)
             except OSError:
-                pass  # an unwritable cache only costs speed next time
+                remove_quietly(tmp)  # an unwritable cache only costs speed next time
         return graph
 
     def _parse(self, missing: list[tuple[str, str, tuple[int, int]]]) -> list[FileTags]:
