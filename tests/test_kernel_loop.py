@@ -55,6 +55,31 @@ def test_patch_excludes_live_swe_folder(git_repo):
     assert "__pycache__" not in result.patch and ".pyc" not in result.patch
 
 
+def test_the_patch_is_the_working_tree_whatever_the_index_holds(git_repo, tmp_path):
+    from live_swe.agent.patch import base_commit, repository_patch
+    from live_swe.environments.local import LocalEnvironment
+
+    env = LocalEnvironment(git_repo)
+    base = base_commit(env)
+    # staged, then undone in the working tree: not a change; and a new untracked file is one
+    (git_repo / "README.md").write_text("staged only\n")
+    run_git(git_repo, "add", "README.md")
+    run_git(git_repo, "restore", "--worktree", "--source=HEAD", "README.md")
+    (git_repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (git_repo / "added.py").write_text("y = 2\n")
+    expected = repository_patch(env, base)
+    assert "README.md" not in expected and "+    return a + b" in expected and "+y = 2" in expected
+    assert run_git(git_repo, "diff", "--cached", "--name-only").split() == ["README.md"]  # the user's, untouched
+    # a kept scratch index (a container's) gives the same patch, and a damaged one is rebuilt
+    kept = tmp_path / "scratch.index"
+    assert repository_patch(env, base, index_file=str(kept)) == expected and kept.exists()
+    (git_repo / "added.py").unlink()
+    assert "added.py" not in repository_patch(env, base, index_file=str(kept))
+    (git_repo / "added.py").write_text("y = 2\n")
+    kept.write_bytes(b"DIRC garbage")
+    assert repository_patch(env, base, index_file=str(kept)) == expected
+
+
 def test_format_errors_are_fed_back_counted_and_reset(git_repo):
     result, model = run_script(git_repo, [
         "I think we should look around.",  # no block

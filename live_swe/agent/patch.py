@@ -28,18 +28,16 @@ def base_commit(env: Environment) -> str:
 def diff_command(base: str, extra_excludes: tuple[str, ...] = (), index_file: str | None = None) -> str:
     """A shell command printing the patch. The scratch index starts as a copy of the repository's
     own (so git re-reads only files whose stat changed, not every file), or from HEAD when there is
-    none. ``index_file`` keeps it between calls (a container's /tmp): each later diff is cheaper."""
+    none or the copy is unusable. ``index_file`` keeps it between calls (a container's /tmp), so
+    each later diff is cheaper."""
     excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
-    seed = ('real="$(git rev-parse --git-path index)" && '
-            '{ cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" git read-tree HEAD; }')
-    if index_file:
-        start = f'idx={shlex.quote(index_file)} && {{ [ -f "$idx" ] || {{ {seed}; }}; }}'
-        cleanup = ""
-    else:
-        start = f'idx="$(mktemp -u)" && {seed}'
-        cleanup = 'rm -f "$idx"; '
+    idx = shlex.quote(index_file) if index_file else '"$(mktemp -u)"'
+    cleanup = "" if index_file else 'rm -f "$idx"; '
     return (
-        f'{start} && export GIT_INDEX_FILE="$idx" && git add -A . '
+        f'real="$(git rev-parse --git-path index)" && idx={idx} && '
+        '{ [ -f "$idx" ] || cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" git read-tree HEAD; } && '
+        'export GIT_INDEX_FILE="$idx" && '
+        '{ git add -A . 2>/dev/null || { rm -f "$idx" && git read-tree HEAD && git add -A .; }; } '
         f"&& git -c core.quotepath=off diff --cached --binary {shlex.quote(base)} -- . {excludes}; "
         f"rc=$?; {cleanup}exit $rc"
     )
