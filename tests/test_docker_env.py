@@ -112,6 +112,23 @@ def test_repository_copied_in_keeps_git_and_gives_a_patch(docker_client, base_im
     assert "return a - b" in (git_repo / "calc.py").read_text()  # the host copy is untouched
 
 
+def test_what_the_agent_writes_in_the_scaffold_belongs_to_the_host_user(docker_client, base_image, tmp_path):
+    """A non-root host user must be able to roll back (delete) files the container's root wrote."""
+    from live_swe.environments.docker import DockerEnvironment
+
+    scaffold = tmp_path / "scaffold"
+    scaffold.mkdir()
+    with DockerEnvironment(base_image, repo_dir="/tmp", scaffold_host_dir=scaffold, host_owner=(1234, 2345)) as env:
+        made = env.execute("mkdir -p $LIVE_SWE_SCAFFOLD/tools && echo x > $LIVE_SWE_SCAFFOLD/tools/t && id -u",
+                           timeout=30)
+        assert made.text.strip() == "0"  # written as the container's root
+        for path in (scaffold / "tools", scaffold / "tools" / "t"):
+            assert (path.stat().st_uid, path.stat().st_gid) == (1234, 2345)
+    with DockerEnvironment(base_image, repo_dir="/tmp", scaffold_host_dir=scaffold) as env:  # a root host
+        env.execute("echo y > $LIVE_SWE_SCAFFOLD/root.txt", timeout=30)
+    assert (scaffold / "root.txt").stat().st_uid == os.getuid()
+
+
 def test_copy_in_and_out_round_trip(docker_env, tmp_path):
     source = tmp_path / "src"
     (source / "sub").mkdir(parents=True)

@@ -46,10 +46,16 @@ class DockerEnvironment:
         tools_subdir: str = "tools",
         container_name: str | None = None,
         pull: bool = True,
+        host_owner: tuple[int, int] | None = None,
     ):
         self.image = image
         self.repo_dir = repo_dir
         self.scaffold_dir = scaffold_dir if scaffold_host_dir else ""
+        # Files the agent writes in the mounted scaffold belong to the container's user (root):
+        # a non-root host user could then not roll them back. They are handed back after each command.
+        if host_owner is None and os.getuid() != 0:
+            host_owner = (os.getuid(), os.getgid())
+        self._host_owner = host_owner if self.scaffold_dir else None
         self.container_id = ""
         self._channel: Channel | None = None
         self._keeper = None
@@ -179,11 +185,21 @@ class DockerEnvironment:
                 channel.close()
                 self._channel = None
                 raise
+            if self._host_owner:
+                self._hand_back_scaffold(channel)
             text = result.output.decode("utf-8", errors="replace")
             if result.dropped:
                 text += f"\n[live-swe: {result.dropped} more bytes of output were dropped]"
             return Output(text=text, returncode=result.returncode, timed_out=result.timed_out)
         raise AssertionError("unreachable")
+
+    def _hand_back_scaffold(self, channel: Channel) -> None:
+        uid, gid = self._host_owner
+        try:
+            channel.run(f"chown -R {int(uid)}:{int(gid)} {shlex.quote(self.scaffold_dir)} 2>/dev/null; true",
+                        30, self._interrupt)
+        except ChannelLost:
+            pass  # the next command re-opens the channel; ownership is fixed after it
 
     # -- files ------------------------------------------------------------------------------------
 
