@@ -68,12 +68,14 @@ def test_most_referenced_definitions_come_first_within_the_budget(tmp_path):
     assert lines[0] == "app/user_0.py:" or "core.py:" in lines
     core = result.text.split("core.py:\n", 1)[1]
     assert "    7│    def compute_total(self, items):" in core and "    6│class Invoice:" in core
-    assert "unused_thing" not in result.text  # nothing refers to it
+    # nothing refers to it: it comes after every referenced definition, so only because the budget allows
+    assert result.text.endswith("lonely.py:\n    1│def unused_thing():")
     assert result.tokens <= 1024
 
     small = build_repo_map(repo, "", token_budget=25, cache_dir=tmp_path / "cache")
     assert 0 < small.tokens <= 25 and small.shown < result.shown
     assert "compute_total" in small.text or "Invoice" in small.text  # the best ranked survive
+    assert "unused_thing" not in small.text
     assert build_repo_map(repo, "", token_budget=0, cache_dir=tmp_path / "cache").text == ""
 
 
@@ -182,7 +184,9 @@ def reference_ranking(tags, mentioned_names, mentioned_files, iterations=30, dam
     for name in mentioned_names:
         for rel in definers.get(name, [])[:MAX_DEFINERS]:
             scores[(rel, name)] = scores.get((rel, name), 0.0) + 1.0
-    return sorted(((score, rel, name) for (rel, name), score in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+    ranked = sorted(((score, rel, name) for (rel, name), score in scores.items()), key=lambda t: (-t[0], t[1], t[2]))
+    rest = {(rel, name) for name, where in definers.items() for rel in where[:MAX_DEFINERS]} - set(scores)
+    return ranked + [(0.0, rel, name) for rel, name in sorted(rest)]
 
 
 def test_the_ranking_matches_the_algorithm_written_out_plainly(tmp_path):

@@ -133,7 +133,8 @@ class RefGraph:
 
     def rank(self, mentioned_names: set[str] = frozenset(), mentioned_files: set[str] = frozenset(),
              iterations: int = 30, damping: float = 0.85) -> Iterator[tuple[float, str, str]]:
-        """``(score, file, name)`` for each referenced definition, best first (ties by file, name)."""
+        """``(score, file, name)`` for each referenced definition, best first (ties by file, name),
+        then the unreferenced ones in file order."""
         n = len(self.files)
         if n == 0:
             return iter(())
@@ -167,6 +168,13 @@ class RefGraph:
         for i in order:
             file_index, name_index = divmod(int(keys[i]), width)
             yield float(scores[i]), self.files[file_index], self.names[name_index]
+        # A budget that outlasts the ranking (a small repository) shows the remaining
+        # definitions too, in file order: a map of a few files should not come out empty.
+        counts = np.diff(self.definers_ptr)
+        every = self.definers_idx * width + np.repeat(np.arange(len(self.names), dtype=np.int64), counts)
+        for key in np.setdiff1d(every, keys):
+            file_index, name_index = divmod(int(key), width)
+            yield 0.0, self.files[file_index], self.names[name_index]
 
     def _personalisation(self, mentioned: list[int], mentioned_files: set[str]) -> np.ndarray:
         n = len(self.files)
