@@ -54,6 +54,18 @@ def _events(log):
     return events
 
 
+def _start_run(git_repo, script, env: str, image: str | None) -> subprocess.Popen:
+    """`live-swe run` of ``script`` in its own process, to be killed mid-run."""
+    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo"]
+    if env == "docker":
+        args += ["--env", "docker", "--image", image]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _session_log(live_swe_home):
+    return _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+
+
 @ON_EACH_ENVIRONMENT
 def test_kill_9_right_after_a_commit_then_resume_keeps_it(git_repo, tmp_path, live_swe_home, env_name, request):
     env, image = environment(request, env_name)
@@ -64,12 +76,9 @@ def test_kill_9_right_after_a_commit_then_resume_keeps_it(git_repo, tmp_path, li
                    "&& sleep 30"),
         SUBMIT,
     ])
-    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo"]
-    if env == "docker":
-        args += ["--env", "docker", "--image", image]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = _start_run(git_repo, script, env, image)
     try:
-        log = _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+        log = _session_log(live_swe_home)
         commit = _wait_for(lambda: next((e for e in _events(log) if e.get("t") == "scaffold"), None), "the commit")
         scaffold = log.parent / "scaffold"
         _wait_for(lambda: (scaffold / "junk.txt").exists(), "the second step to run")
@@ -114,12 +123,9 @@ def test_kill_9_the_moment_the_commit_is_logged_then_resume_keeps_it(git_repo, t
     replies = [tool_reply("find-def", FIND_DEF, "Find definitions quickly."), bash_reply("find-def add"),
                bash_reply("sed -i 's/a - b/a + b/' calc.py"), SUBMIT]
     script = write_script(tmp_path / "run.yaml", replies)
-    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json"]
-    if env == "docker":
-        args += ["--env", "docker", "--image", image]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = _start_run(git_repo, script, env, image)
     try:
-        log = _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+        log = _session_log(live_swe_home)
         _wait_for(lambda: '"t": "scaffold"' in log.read_text(), "the commit", timeout=120)
         os.kill(process.pid, signal.SIGKILL)
     finally:
@@ -275,12 +281,9 @@ def test_kill_9_mid_command_then_resume_keeps_the_repository_changes_of_the_fini
     env, image = environment(request, env_name)
     done = [bash_reply("sed -i 's/a - b/a + b/' calc.py"), bash_reply("echo kept > notes.txt")]
     script = write_script(tmp_path / "run.yaml", [*done, bash_reply("sleep 60"), SUBMIT])
-    args = [*CLI, "run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo"]
-    if env == "docker":
-        args += ["--env", "docker", "--image", image]
-    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = _start_run(git_repo, script, env, image)
     try:
-        log = _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
+        log = _session_log(live_swe_home)
         _wait_for(lambda: any(e.get("t") == "step" and e.get("step") == 2 for e in _events(log)), "two steps",
                   timeout=120)
         _wait_for(lambda: any(e.get("t") == "message" and "sleep 60" in str(e["message"].get("content"))
