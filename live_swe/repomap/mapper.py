@@ -148,7 +148,7 @@ class RepoMapper:
 
 
 def graph_fingerprint(current: list[tuple[str, tuple[int, int]]]) -> str:
-    digest = hashlib.sha1(f"graph-v1 {MAX_DEFINERS} {MIN_LINK_CHARS}\n".encode())
+    digest = hashlib.sha1(f"graph-v2 {MAX_DEFINERS} {MIN_LINK_CHARS}\n".encode())
     for rel, (mtime, size) in current:
         digest.update(f"{rel}\0{mtime}\0{size}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()

@@ -27,7 +27,7 @@ MAX_DEFINERS = 10  # a name defined in more files than this (get, run, setUp) li
 MIN_LINK_CHARS = 3  # names like e, s, ok (minified code, loop variables) link nothing useful either
 MENTION_FACTOR = 10.0  # edges of a name the task mentions weigh this much more
 _WORDY = re.compile(r"^(?:[a-z0-9]+_[a-z0-9_]+|[A-Za-z][a-z0-9]+[A-Z]\w*)$")
-_ARRAYS = ("definer_count", "definers_ptr", "definers_idx", "src", "dst", "name", "weight", "pair_keys",
+_ARRAYS = ("definers_ptr", "definers_idx", "src", "dst", "name", "weight", "pair_keys",
            "pair_of_edge")
 
 
@@ -47,7 +47,6 @@ def name_weight(name: str, definers: int) -> float:
 class RefGraph:
     files: list[str]  # sorted paths; a file's index is its node
     names: list[str]  # every defined name, sorted
-    definer_count: np.ndarray  # per name: how many files define it
     definers_ptr: np.ndarray  # per name: its first MAX_DEFINERS definers are definers_idx[ptr[i]:ptr[i + 1]]
     definers_idx: np.ndarray
     # one edge per (referencing file, defining file, name), with its task-independent weight
@@ -92,7 +91,7 @@ class RefGraph:
                         weight.append(w)
         dst_a, name_a = np.array(dst, dtype=np.int64), np.array(name_of, dtype=np.int64)
         pair_keys, pair_of_edge = np.unique(dst_a * max(1, len(names)) + name_a, return_inverse=True)
-        return cls(files, names, np.array(counts, dtype=np.int64), np.array(ptr, dtype=np.int64),
+        return cls(files, names, np.array(ptr, dtype=np.int64),
                    np.array(idx, dtype=np.int64), np.array(src, dtype=np.int64), dst_a, name_a,
                    np.array(weight, dtype=np.float64), pair_keys.astype(np.int64),
                    pair_of_edge.reshape(-1).astype(np.int64))
