@@ -18,6 +18,16 @@ READERS = {
 GIT_READERS = {"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "grep", "shortlog", "describe"}
 GIT_BRANCH_LISTING = {"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current"}
 FIND_WRITERS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+# Options that make a reader write a file or run another program. Long options also count when
+# abbreviated (git and GNU getopt accept any unambiguous prefix: --out, --compress).
+WRITING_OPTIONS = {
+    "sort": ("-o", "--output", "--compress-program"),
+    "rg": ("--pre", "--pre-glob"),
+    "tree": ("-o",),
+    "date": ("-s", "--set"),
+    "file": ("-C", "--compile"),
+}
+GIT_WRITING_OPTIONS = ("-o", "--output", "--ext-diff", "-O", "--open-files-in-pager")
 SEPARATORS = {"|", "&&", "||", ";"}
 # Shell syntax that can write files or run hidden commands, wherever it appears.
 FORBIDDEN_TEXT = ("$(", "`", "<(", ">(")
@@ -57,24 +67,35 @@ def _harmless_segment(words: list[str]) -> bool:
         return False  # VAR=value prefixes, or a script by path
     if program == "git":
         return _harmless_git(args)
-    if program not in READERS:
-        return False
-    if any(a.startswith("--output") for a in args):
+    if program not in READERS or _writes(args, ("--output", *WRITING_OPTIONS.get(program, ()))):
         return False
     if program == "find":
         return not any(a in FIND_WRITERS for a in args)
-    if program == "sort":
-        return not any(a == "-o" or (a.startswith("-") and not a.startswith("--") and "o" in a) for a in args)
     if program == "uniq":
         return len([a for a in args if not a.startswith("-")]) <= 1  # a second name is an output file
     return True
+
+
+def _writes(args: list[str], options: tuple[str, ...]) -> bool:
+    """Whether any argument is one of ``options``: a short one alone or in a cluster (``-Orm``,
+    ``-us``), a long one whole, with ``=value``, or abbreviated."""
+    for arg in args:
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            continue
+        if arg.startswith("--"):
+            name = arg.split("=", 1)[0]
+            if any(len(name) > 3 and option.startswith("--") and option.startswith(name) for option in options):
+                return True
+        elif any(len(option) == 2 and option[1] in arg[1:] for option in options):
+            return True
+    return False
 
 
 def _harmless_git(args: list[str]) -> bool:
     if not args:
         return False
     sub, rest = args[0], args[1:]
-    if any(a.startswith("--output") or a in ("-o", "--ext-diff") for a in rest):
+    if _writes(rest, GIT_WRITING_OPTIONS):
         return False
     if sub == "branch":
         return all(a in GIT_BRANCH_LISTING for a in rest)
