@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from live_swe.agent.limits import effective_limits
 from live_swe.config import KernelLimits
 from live_swe.evolution.gates import Refused, check_policy, check_templates, import_problems
 from live_swe.evolution.guard import stated_reason
@@ -187,6 +188,18 @@ def test_budget_gates(tmp_path):
     (root / "scaffold.yaml").write_text("limits:\n  step_limit: 50\n  steps: 3\n")
     with pytest.raises(Refused, match="limits.steps: Extra inputs are not permitted"):
         check_policy(root, previous, kernel)
+    # a cost limit of 0 means "no cost budget" to the kernel: a scaffold cannot ask for it
+    (root / "scaffold.yaml").write_text("limits:\n  step_limit: 50\n  cost_limit: 0\n")
+    with pytest.raises(Refused, match="cost_limit"):
+        check_policy(root, previous, kernel)
+    # under a kernel without a cost budget, a scaffold may set one; dropping it again loosens
+    unlimited = KernelLimits(step_limit=100, cost_limit=0)
+    (root / "scaffold.yaml").write_text("limits:\n  step_limit: 50\n  cost_limit: 1.5\n")
+    tightened = check_policy(root, previous, unlimited)
+    assert effective_limits(unlimited, tightened.limits).cost_limit == 1.5
+    (root / "scaffold.yaml").write_text("limits:\n  step_limit: 50\n")
+    with pytest.raises(Refused, match="cost_limit: 1.5 -> no limit"):
+        check_policy(root, tightened, unlimited)
 
 
 def test_the_reason_is_the_thought_trimmed():

@@ -6,11 +6,19 @@ from live_swe.config import KernelLimits
 from live_swe.scaffolding.policy import ScaffoldLimits
 
 
+UNLIMITED_WHEN_ZERO = {"cost_limit"}  # `--cost-limit 0`: no cost budget (a local model costs nothing)
+
+
+def budget_amount(key: str, value: float) -> float:
+    """A budget as a number to compare: a zero that means "no limit" is infinite."""
+    return float("inf") if key in UNLIMITED_WHEN_ZERO and value == 0 else value
+
+
 def effective_limits(kernel: KernelLimits, scaffold: ScaffoldLimits) -> KernelLimits:
     merged = kernel.model_dump()
     for key, value in scaffold.model_dump().items():
-        if value is not None:
-            merged[key] = min(merged[key], value)
+        if value is not None and budget_amount(key, value) < budget_amount(key, merged[key]):
+            merged[key] = value
     return KernelLimits(**merged)
 
 
@@ -18,7 +26,11 @@ def loosened(before: ScaffoldLimits, after: ScaffoldLimits, kernel: KernelLimits
     """Budgets that ``after`` raises compared with ``before`` (both read against the kernel's)."""
     old, new = effective_limits(kernel, before), effective_limits(kernel, after)
     return [
-        f"{key}: {getattr(old, key)} -> {getattr(new, key)}"
+        f"{key}: {_shown(key, getattr(old, key))} -> {_shown(key, getattr(new, key))}"
         for key in KernelLimits.model_fields
-        if getattr(new, key) > getattr(old, key)
+        if budget_amount(key, getattr(new, key)) > budget_amount(key, getattr(old, key))
     ]
+
+
+def _shown(key: str, value: float) -> str:
+    return "no limit" if budget_amount(key, value) == float("inf") else str(value)

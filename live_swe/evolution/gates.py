@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from live_swe.agent.limits import loosened
+from live_swe.agent.limits import budget_amount, loosened
 from live_swe.config import KernelLimits
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render
@@ -128,7 +128,8 @@ def check_policy(root: Path, previous: ScaffoldPolicy | None, kernel: KernelLimi
     above = [
         f"{key}: {value} is above the kernel's {getattr(kernel, key)}"
         for key, value in policy.limits.model_dump().items()
-        if value is not None and value > getattr(kernel, key) and value != getattr(previous.limits, key)
+        if value is not None and budget_amount(key, value) > budget_amount(key, getattr(kernel, key))
+        and value != getattr(previous.limits, key)
     ]
     if above:
         raise Refused("scaffold.yaml: budgets belong to the kernel; a scaffold may only lower them (" + "; ".join(above) + ")")

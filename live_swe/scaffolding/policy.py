@@ -15,7 +15,7 @@ class ScaffoldLimits(_Strict):
     """Budgets a scaffold asks for; the kernel only ever applies them to tighten its own."""
 
     step_limit: int | None = Field(default=None, ge=1)
-    cost_limit: float | None = Field(default=None, ge=0)
+    cost_limit: float | None = Field(default=None, gt=0)  # 0 would mean "no cost budget": not the scaffold's to ask
     wall_time_limit: float | None = Field(default=None, gt=0)
     command_timeout: float | None = Field(default=None, gt=0)
     max_format_errors: int | None = Field(default=None, ge=1)
