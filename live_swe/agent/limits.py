@@ -5,7 +5,6 @@ from __future__ import annotations
 from live_swe.config import KernelLimits
 from live_swe.scaffolding.policy import ScaffoldLimits
 
-
 UNLIMITED_WHEN_ZERO = {"cost_limit"}  # `--cost-limit 0`: no cost budget (a local model costs nothing)
 
 
