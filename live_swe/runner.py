@@ -168,6 +168,14 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     store = store or SessionStore.default()
     session = store.open(session_id)
     meta = session.meta
+    if meta.status == "submitted":
+        from live_swe.errors import UserError
+
+        raise UserError(
+            f"session {session_id} already submitted its patch; nothing to resume "
+            f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
+            f"with `live-swe run --scaffold session:{session_id}`)"
+        )
     limits = limits or KernelLimits(**meta.extra.get("limits", {}))
     model = _model(meta.model, hooks)
     events, problems = session.events()

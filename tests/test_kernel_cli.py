@@ -196,3 +196,7 @@ def test_resume_with_a_new_step_budget(git_repo, tmp_path):
     done = json.loads(cli("resume", first["session_id"], "--yolo", "--step-limit", "5", "--json").stdout)
     assert done["status"] == "submitted" and done["steps"] == 3
     assert (git_repo / "log.txt").read_text().split() == ["a", "b"]
+    # a submitted session is finished: resuming it would query the model and run commands again
+    refused = cli("resume", first["session_id"], "--yolo", "--json")
+    assert refused.returncode == 2 and "already submitted its patch" in refused.stderr
+    assert (git_repo / "log.txt").read_text().split() == ["a", "b"]

@@ -266,3 +266,8 @@ async def test_resume_a_session_from_the_picker(git_repo):
         assert [c.step for c in app.query(StepCard)] == [1, 2]  # the earlier step is shown too
         assert "+    return a + b" in app.result.patch
     assert factory.models[0].seen[0][-1]["role"] == "user"  # it went on from the saved conversation
+    app, _ = make_app(git_repo, [SUBMIT], session_id="later")
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.press("f3")
+        picker = await wait_for_screen(pilot, SessionPicker)
+        assert picker.metas == []  # "first" is submitted now: finished, not offered

@@ -228,7 +228,9 @@ class LiveSweApp(App):
         if self.state in ("running", "paused", "stopping"):
             self.notify("Wait for the agent to finish (or quit) before resuming another session.", severity="warning")
             return
-        metas = sorted(self.store.list(), key=lambda m: m.created_at, reverse=True)
+        # a submitted session is finished; resuming it would run its last command again
+        metas = sorted((m for m in self.store.list() if m.status != "submitted"), key=lambda m: m.created_at,
+                       reverse=True)
         self.push_screen(SessionPicker(metas), self._resume)
 
     def _resume(self, session_id: str | None) -> None:
