@@ -1,0 +1,164 @@
+"""`live-swe bench` as a user types it: the real command in its own process, on the local suite in Docker.
+
+The only stand-in is the language model (a scripted file of replies). Every other part is real: the
+selection options, the worker pool, the containers, the official harness behind ``bench eval --gold``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SUBMIT, bash_reply, write_script
+from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
+
+from live_swe.bench.preds import read_jsonl
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "live_swe.cli.main", "bench"]
+MARK = "Touched by the scripted model."
+
+# In suite order the local suite starts configlite-31, configlite-44, csvtools-19, ..., textkit-101,
+# textkit-102. The ids keep five; the filter drops csvtools; the slice keeps the 2nd and 3rd left.
+NAMED = "livebench__configlite-31,livebench__configlite-44 livebench__csvtools-19,livebench__textkit-101,livebench__textkit-102"
+FILTER = "configlite|textkit"
+SLICE = "1:3"
+SELECTED = ["livebench__configlite-44", "livebench__textkit-101"]
+
+
+def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``live-swe bench ARGS`` in a child process (LIVE_SWE_HOME comes from the live_swe_home fixture)."""
+    return subprocess.run([*CLI, *args], cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout, env=os.environ.copy())
+
+
+def ids_in(path: Path) -> list[str]:
+    return sorted(record["instance_id"] for record in read_jsonl(path))
+
+
+def assert_bad_input(result: subprocess.CompletedProcess, message: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "live-swe: error: " in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# -- bench run -------------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_run_selects_with_every_option_then_skips_then_redoes(local_suite_images, tmp_path):  # noqa: F811 - the fixture
+    script = write_script(tmp_path / "edit-then-submit.yaml", [
+        bash_reply(f"echo '{MARK}' >> README.md", "Leave a trace in the repository."),
+        SUBMIT,
+    ])
+    out = tmp_path / "batch"
+    run_args = ["run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--instances", NAMED,
+                "--filter", FILTER, "--slice", SLICE, "--workers", "2", "--scaffold", "seed", "--no-progress"]
+
+    first = bench(*run_args)
+    assert first.returncode == 0, (first.stdout, first.stderr)
+    assert "2 selected, 0 already done, 2 finished (2 submitted), 0 failed" in first.stdout
+    assert ids_in(out / "preds.jsonl") == SELECTED
+    assert ids_in(out / "results.jsonl") == SELECTED
+    for pred in read_jsonl(out / "preds.jsonl"):
+        assert pred["status"] == "submitted" and pred["model_name_or_path"] == f"scripted:{script}"
+        assert f"+{MARK}" in pred["model_patch"] and "diff --git a/README.md b/README.md" in pred["model_patch"]
+        assert (out / "sessions" / pred["session"] / "events.jsonl").is_file()
+    batch = json.loads((out / "batch.json").read_text())
+    assert (batch["suite"], batch["scaffold"], batch["model"]) == (SUITE, "seed", f"scripted:{script}")
+
+    again = bench(*run_args)
+    assert again.returncode == 0, (again.stdout, again.stderr)
+    assert "2 selected, 2 already done, 0 finished (0 submitted), 0 failed" in again.stdout
+    assert len(read_jsonl(out / "preds.jsonl")) == 2 and len(read_jsonl(out / "results.jsonl")) == 2
+
+    redone = bench(*run_args, "--redo")
+    assert redone.returncode == 0, (redone.stdout, redone.stderr)
+    assert "2 selected, 0 already done, 2 finished (2 submitted), 0 failed" in redone.stdout
+    preds = read_jsonl(out / "preds.jsonl")
+    assert sorted(p["instance_id"] for p in preds) == sorted(SELECTED * 2)
+    # A redone instance gets a second session next to the first; nothing is overwritten.
+    assert sorted(p["session"] for p in preds[2:]) == [f"{i}.2" for i in SELECTED]
+    assert json.loads((out / "batch.json").read_text())["batch_id"] == batch["batch_id"]
+
+
+# -- bench eval --gold ------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_eval_gold_prints_the_rate_and_its_interval(local_suite_images, tmp_path):  # noqa: F811 - the fixture
+    chosen = ["livebench__ratelimit-5", "instance_livebench__semverlite-3"]  # a SWE-bench row and the Pro row
+    out = tmp_path / "gold"
+    result = bench("eval", "--gold", SUITE, "--out", str(out), "--instances", ",".join(chosen),
+                   "--run-id", "cli-gold", "--workers", "2")
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    for instance_id in chosen:
+        assert re.search(rf"^\s+resolved\s+{re.escape(instance_id)}\b", result.stdout, re.MULTILINE), result.stdout
+    # Two of two: the rate is 100% and the Wilson interval runs from 34.2% to 100%.
+    assert f"{SUITE}: resolved 2 / 2 (100.0%), 95% CI [34.2%, 100.0%] (Wilson)" in result.stdout
+    assert f"report: {out.resolve() / 'report.json'}" in result.stdout
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["resolved_ids"] == sorted(chosen) and set(saved["instances"]) == set(chosen)
+
+
+@pytest.mark.docker
+def test_eval_gold_json_prints_only_the_summary(local_suite_images, tmp_path):  # noqa: F811 - the fixture
+    result = bench("eval", "--gold", SUITE, "--out", str(tmp_path / "gold"), "--instances", "livebench__datespan-58",
+                   "--run-id", "cli-gold-json", "--json")
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    summary = json.loads(result.stdout)  # nothing else on stdout
+    assert set(summary) == {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high"}
+    assert (summary["total"], summary["resolved"], summary["resolved_ids"]) == (1, 1, ["livebench__datespan-58"])
+    assert summary["rate"] == 1.0 and summary["ci_high"] == 1.0
+    assert summary["ci_low"] == pytest.approx(0.2065, abs=5e-5)
+
+
+# -- bad input (no Docker: all of it is refused before a container or an output folder exists) ----
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["no-such-suite"], "unknown suite 'no-such-suite'"),
+        ([SUITE, "--slice", "1:x"], "--slice '1:x' is not a slice; write START:STOP"),
+        ([SUITE, "--slice", "1:2:3:4"], "--slice '1:2:3:4' is not a slice"),
+        ([SUITE, "--instances", "livebench__textkit-101,livebench__nope-1"], "no instance(s) livebench__nope-1;"),
+        ([SUITE, "--filter", "text(kit"], "--filter 'text(kit' is not a valid regular expression"),
+        ([SUITE, "--filter", "no-such-id"], "the selection matches no instance (of 13)"),
+        ([SUITE, "--workers", "0"], "--workers must be at least 1 (got 0)"),
+    ],
+)
+def test_run_refuses_bad_input_with_a_clear_message(tmp_path, options, message):
+    out = tmp_path / "batch"
+    result = bench("run", *options, "--model", "scripted:unused.yaml", "--out", str(out), timeout=60)
+    assert_bad_input(result, message)
+    assert not out.exists()
+
+
+def test_run_refuses_an_unknown_model_before_any_container(tmp_path):
+    result = bench("run", SUITE, "--model", "nosuch:thing", "--out", str(tmp_path / "batch"), "--slice", "1",
+                   timeout=60)
+    assert_bad_input(result, "unknown model prefix 'nosuch'")
+    assert not (tmp_path / "batch" / "preds.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gold", "no-such-suite", "--out", "DIR"], "unknown suite 'no-such-suite'"),
+        (["--gold", SUITE, "--out", "DIR", "--instances", "livebench__nope-1"], "no instance(s) livebench__nope-1"),
+        (["--gold", SUITE], "--gold SUITE takes no DIR argument but needs --out DIR"),
+        (["DIR", "--gold", SUITE, "--out", "DIR"], "--gold SUITE takes no DIR argument"),
+        ([], "give a batch directory (live-swe bench eval DIR) or --gold SUITE --out DIR"),
+    ],
+)
+def test_eval_refuses_bad_input_with_a_clear_message(tmp_path, args, message):
+    out = tmp_path / "gold"
+    result = bench("eval", *[str(out) if a == "DIR" else a for a in args], timeout=60)
+    assert_bad_input(result, message)
+    assert not (out / "report.json").exists()
