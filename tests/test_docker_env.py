@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -325,3 +326,50 @@ def test_resume_in_docker_restores_the_changes_of_the_stopped_container(base_ima
     second = resume_run(first.session_id, factory, limits=KernelLimits(step_limit=10))
     assert second.status == "submitted"
     assert "+    return a + b" in second.patch and "+more" in second.patch
+
+
+@pytest.fixture(scope="module")
+def image_with_repository(docker_client, base_image):
+    """A SWE-bench-style image: the repository is already in it, at /testbed."""
+    import io
+
+    tag = "live-swe-test-image-repo:latest"
+    dockerfile = (f"FROM {base_image}\n"
+                  "RUN mkdir /testbed && cd /testbed && git init -q && echo 'v = 1' > app.py && git add -A "
+                  "&& git -c user.email=t@example.com -c user.name=t commit -qm init\n")
+    docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    return tag
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "live_swe.cli.main", *args], capture_output=True, text=True,
+                          timeout=180, cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def test_without_a_repository_here_the_image_s_own_is_used(image_with_repository, tmp_path, live_swe_home):
+    """Run from a folder that is not a repository: nothing of it is copied into the image's /testbed."""
+    here = tmp_path / "not-a-repo"
+    here.mkdir()
+    (here / "junk.txt").write_text("not part of any repository\n")
+    script = write_script(tmp_path / "s.yaml", [bash_reply("echo 'v = 2' > app.py"), SUBMIT])
+    out = _cli("run", "-t", "bump v", "--yolo", "--json", "--env", "docker", "--image", image_with_repository,
+               "-m", f"scripted:{script}", cwd=here)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "submitted" and "+v = 2" in result["patch"] and "junk" not in result["patch"]
+    assert "using the one inside the image at /testbed" in out.stderr
+    # an explicit --repo that is not a repository is refused before anything starts
+    refused = _cli("run", "-t", "x", "--yolo", "--env", "docker", "--image", image_with_repository,
+                   "-m", f"scripted:{script}", "--repo", str(here), cwd=tmp_path)
+    assert refused.returncode == 2 and "is not a git repository" in refused.stderr
+
+
+def test_a_run_that_cannot_start_still_prints_its_json(git_repo, tmp_path, live_swe_home):
+    script = write_script(tmp_path / "s.yaml", [SUBMIT])
+    out = _cli("run", "-t", "x", "--yolo", "--json", "--env", "docker", "--image", "live-swe-no-such-image:1",
+               "-m", f"scripted:{script}", "--repo", str(git_repo), cwd=tmp_path)
+    assert out.returncode == 2 and "live-swe-no-such-image:1" in out.stderr
+    result = json.loads(out.stdout)
+    assert result["status"] == "error" and "live-swe-no-such-image:1" in result["message"]
+    shown = json.loads(_cli("sessions", "show", result["session_id"], "--json", cwd=tmp_path).stdout)
+    assert shown["status"] == "error"

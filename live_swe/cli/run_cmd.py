@@ -49,7 +49,9 @@ def _report(result, as_json: bool) -> None:
 def run(
     task: str = typer.Option(None, "--task", "-t", help="What to do, as text."),
     task_file: Path = typer.Option(None, "--task-file", help="Read the task from a file."),
-    repo: Path = typer.Option(Path("."), "--repo", help="The git repository to work in."),
+    repo: Path = typer.Option(None, "--repo", help="The git repository to work in (default: this directory; "
+                              "in docker: copied in, or without one here, the image's own at --repo-dir)."),
+    repo_dir: str = typer.Option("/testbed", "--repo-dir", help="Where the repository is inside the container."),
     model: str = typer.Option(None, "--model", "-m", help="scripted:PATH, replay:PATH, local/NAME or a litellm model."),
     env: str = typer.Option(None, "--env", help="local (default) or docker."),
     image: str = typer.Option(None, "--image", help="Docker image (docker env)."),
@@ -65,6 +67,7 @@ def run(
     from live_swe.config import load_settings
     from live_swe.models.resolve import default_model_name
     from live_swe.runner import RunHooks, RunRequest, start_run
+    from live_swe.session.store import SessionStore, new_session_id
 
     if bool(task) == bool(task_file):
         fail("give the task with exactly one of --task TEXT or --task-file PATH")
@@ -78,18 +81,51 @@ def run(
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
     })
+    if settings.env not in ("local", "docker"):
+        fail(f"unknown environment {settings.env!r}; use local or docker")
+    host_repo = _host_repository(repo, settings.env, repo_dir)
     approver = _approver(yolo)
     request = RunRequest(
         task=task,
         model=default_model_name(settings.model),
-        repo=repo.resolve(),
+        repo=host_repo,
         env=settings.env,
         image=settings.image,
+        repo_dir=repo_dir,
         scaffold_ref=settings.scaffold,
         limits=settings.limits,
+        session_id=new_session_id(),
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
-    _report(start_run(request, hooks), as_json)
+    try:
+        result = start_run(request, hooks)
+    except Exception as exc:
+        if as_json and SessionStore.default().exists(request.session_id):
+            # the session exists and says `error`: scripts still get their one JSON object
+            print(json.dumps({"session_id": request.session_id, "status": "error", "steps": 0, "cost": 0.0,
+                              "patch": "", "message": str(exc)}))
+        raise
+    _report(result, as_json)
+
+
+def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
+    """The host repository to work in (local) or to copy in (docker), checked before anything starts.
+
+    In docker without ``--repo``, this directory is copied in when it is a repository; otherwise the
+    image's own repository at ``repo_dir`` is used (SWE-bench images)."""
+    from live_swe.environments.local import repository_problem
+
+    if repo is None and env == "docker":
+        if repository_problem(Path.cwd()) is not None:
+            print(f"live-swe: this directory is not a git repository: using the one inside the image at {repo_dir}",
+                  file=sys.stderr)
+            return None
+        return Path.cwd()
+    path = (repo or Path(".")).resolve()
+    problem = repository_problem(path)
+    if problem:
+        fail(problem)
+    return path
 
 
 @friendly

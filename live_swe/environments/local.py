@@ -102,3 +102,19 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def repository_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be worked in (not a directory, not a git repository with a commit), or None."""
+    if not Path(path).is_dir():
+        return f"{path}: repository directory does not exist"
+    try:
+        out = subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+                             capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{path}: cannot run git there ({exc})"
+    if out.returncode == 0:
+        return None
+    said = f" (git said: {out.stderr.strip()[:200]})" if out.stderr.strip() else ""
+    return (f"{path} is not a git repository with at least one commit{said}. "
+            "Run `git init && git add -A && git commit -m init` there first.")

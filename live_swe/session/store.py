@@ -164,6 +164,9 @@ class SessionStore:
         session.save_meta()
         return session
 
+    def exists(self, session_id: str) -> bool:
+        return (self.root / session_id / "meta.json").exists()
+
     def open(self, session_id: str) -> Session:
         directory = self.root / session_id
         path = directory / "meta.json"
