@@ -3,6 +3,7 @@ action's resolve script run for real with bash (against the fake GitHub for the 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -149,7 +150,7 @@ def test_script_passes_inputs_as_quoted_arguments_and_hides_the_key(tmp_path):
     assert "LIVE_SWE_PROVIDER_API_KEY" not in seen
     assert seen["GITHUB_TOKEN"] == "ghs_tokenvalue1234" and seen["LIVE_SWE_WALL_TIME_LIMIT"] == "2400"
     assert outputs(tmp_path) == {"status": "opened", "pr-number": "8", "pr-url": "https://github.example/o/r/pull/8",
-                                 "branch": "live-swe/issue-7", "session-id": "s1",
+                                 "branch": "live-swe/issue-7", "session-id": "s1", "message": "",
                                  "home": str(tmp_path / "runner-temp" / "live-swe-home")}
     assert "sk-provider-secret" not in done.stdout + done.stderr
 
@@ -172,6 +173,19 @@ def test_script_fails_the_step_when_live_swe_fails(tmp_path):
     fake_venv(tmp_path, 'echo "live-swe: error: 401 Unauthorized" >&2; exit 2')
     done = run_step(tmp_path, tmp_path, step_environment(tmp_path, BASE_INPUTS, {}))
     assert done.returncode == 2 and outputs(tmp_path)["status"] == "error"
+    assert outputs(tmp_path)["message"] == ""
+
+
+def test_script_passes_the_reason_of_a_failure_as_one_line(tmp_path):
+    (tmp_path / "result.json").write_text(json.dumps({
+        "status": "failed", "branch": "live-swe/issue-7", "pr_number": None, "pr_url": None, "session_id": "s1",
+        "steps": 4, "cost": 0.1, "message": "the step limit\nof 4 was reached"}) + "\n")
+    fake_venv(tmp_path, f'cat "{tmp_path / "result.json"}"; exit 1')
+    done = run_step(tmp_path, tmp_path, step_environment(tmp_path, BASE_INPUTS, {}))
+    assert done.returncode == 1
+    result = outputs(tmp_path)
+    assert result["status"] == "failed" and result["message"] == "the step limit of 4 was reached"
+    assert result["pr-number"] == "" and "message" in action()["outputs"]
 
 
 def test_action_end_to_end_against_fake_github(tmp_path):

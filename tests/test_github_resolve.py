@@ -248,6 +248,8 @@ def test_persisted_checkout_credentials_are_refused(fake, world):
     with pytest.raises(GitError, match="persist-credentials: false"):
         resolve(fake, checkout, [FIX, SUBMIT])
     assert not origin_has(origin, BRANCH)
+    [comment] = issue_comments(fake)
+    assert "nothing was pushed" in comment and "persist-credentials: false" in comment
 
 
 def test_dirty_checkout_is_refused(fake, world):
@@ -255,6 +257,56 @@ def test_dirty_checkout_is_refused(fake, world):
     (checkout / "stray.txt").write_text("x")
     with pytest.raises(GitError, match="uncommitted changes"):
         resolve(fake, checkout, [FIX, SUBMIT])
+    [comment] = issue_comments(fake)
+    assert comment.startswith(MARKER) and "nothing was pushed" in comment and "uncommitted changes" in comment
+    assert SessionStore.default().list() == []  # refused before the agent ran
+    assert not origin_has(origin, BRANCH)
+
+
+def test_a_failed_comment_does_not_hide_the_error(fake, world):
+    origin, checkout = world
+    (checkout / "stray.txt").write_text("x")
+    fake.fail_next("401", "POST", "/issues/7/comments")
+    with pytest.raises(GitError, match="uncommitted changes"):
+        resolve(fake, checkout, [FIX, SUBMIT])
+    assert issue_comments(fake) == [] and [r.status for r in fake.seen("POST", "/comments")] == [401]
+
+
+def test_error_in_the_agent_run_is_said_on_the_issue_without_the_token(fake, world):
+    origin, checkout = world
+
+    def crash(agent):
+        raise RuntimeError(f"sandbox vanished (token {fake.token} was in the environment)")
+
+    with pytest.raises(RuntimeError, match="sandbox vanished"):
+        resolve(fake, checkout, [FIX, SUBMIT], on_agent=crash)
+    [comment] = issue_comments(fake)
+    assert comment == f"{MARKER}\nlive-swe stopped before finishing, so nothing was pushed: sandbox vanished (token *** was in the environment)\n"
+    assert not origin_has(origin, BRANCH) and fake.pulls == []
+
+
+def test_pull_request_that_cannot_be_opened_says_the_branch_was_pushed(fake, world):
+    origin, checkout = world
+    fake.fail_next("401", "POST", "/pulls")  # final, not retried: the push already went through
+    with pytest.raises(GitHubError, match="401 Unauthorized"):
+        resolve(fake, checkout, [FIX, SUBMIT])
+    assert origin_has(origin, BRANCH) and fake.pulls == []
+    [comment] = issue_comments(fake)
+    assert "nothing was pushed" not in comment
+    assert f"live-swe pushed the branch `{BRANCH}`, but the pull request could not be opened: 401 Unauthorized" in comment
+    assert fake.token not in comment
+    # a rerun from the base picks the branch up and opens the pull request
+    run_git(checkout, "checkout", "-q", "main")
+    assert resolve(fake, checkout, [FIX, SUBMIT]).status == "opened"
+
+
+def test_failed_link_comment_names_the_pull_request_that_was_opened(fake, world):
+    origin, checkout = world
+    fake.fail_next("401", "POST", "/issues/7/comments")  # only the link; the error comment gets through
+    with pytest.raises(GitHubError, match="401 Unauthorized"):
+        resolve(fake, checkout, [FIX, SUBMIT])
+    [comment] = issue_comments(fake)
+    assert f"pushed the branch `{BRANCH}` and opened or updated {fake.pulls[0]['html_url']}, but then stopped" in comment
 
 
 def test_base_branch_from_origin(fake, world, tmp_path):
@@ -300,8 +352,9 @@ def test_cli_resolves_and_prints_json(fake, world, tmp_path):
     done = cli(fake, checkout, script, "--step-limit", "10", "--cost-limit", "1.5")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert set(result) == {"status", "branch", "pr_number", "pr_url", "session_id", "steps", "cost"}
+    assert set(result) == {"status", "branch", "pr_number", "pr_url", "session_id", "steps", "cost", "message"}
     assert result["status"] == "opened" and result["branch"] == BRANCH and result["pr_number"] == 8
+    assert result["message"] == ""
     assert result["steps"] == 3 and result["cost"] == 0.0
     assert "[live-swe] step 1" in done.stderr and "opened pull request #8" in done.stderr
     assert origin_has(origin, BRANCH)
@@ -316,7 +369,8 @@ def test_cli_refusal_exits_non_zero(fake, world, tmp_path):
     script = write_script(tmp_path / "script.yaml", [FIX, SUBMIT])
     done = cli(fake, checkout, script, actor="reader")
     assert done.returncode == 1
-    assert json.loads(done.stdout)["status"] == "refused"
+    result = json.loads(done.stdout)
+    assert result["status"] == "refused" and result["message"] == "reader lacks write permission"
     assert not origin_has(origin, BRANCH)
 
 
@@ -324,7 +378,8 @@ def test_cli_agent_failure_exits_non_zero(fake, world, tmp_path):
     origin, checkout = world
     script = write_script(tmp_path / "script.yaml", [bash_reply("true")])
     done = cli(fake, checkout, script)
-    assert done.returncode == 1 and json.loads(done.stdout)["status"] == "failed"
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["status"] == "failed" and "script ran out" in result["message"]
     assert "nothing was pushed" in issue_comments(fake)[0] and not origin_has(origin, BRANCH)
 
 
@@ -366,6 +421,7 @@ def test_rerun_from_its_own_branch_needs_a_base(fake, world):
     resolve(fake, checkout, [FIX, SUBMIT])
     with pytest.raises(GitError, match="pass --base BRANCH"):
         resolve(fake, checkout, [FIX, SUBMIT])
+    assert "nothing was pushed" in issue_comments(fake)[-1] and "pass --base BRANCH" in issue_comments(fake)[-1]
     second = resolve(fake, checkout, [FIX, SUBMIT], base="main")
     assert second.status == "updated"
     assert run_git(origin, "rev-list", "--count", f"main..{BRANCH}").strip() == "1"

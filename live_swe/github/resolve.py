@@ -3,8 +3,9 @@
 1. read the issue and its comments; 2. refuse (with a comment) unless the actor can write to the
 repository; 3. branch ``live-swe/issue-N`` from the base and run the agent headless there;
 4. commit the submitted patch, push, open or update the pull request, link it on the issue;
-5. when the agent fails, say why on the issue and push nothing. A rerun reuses the branch
-(force-push with lease) and the pull request (its body is replaced).
+5. when the agent fails, say why on the issue and push nothing. Any other failure after the permission
+check is said on the issue too, with what was pushed. A rerun reuses the branch (force-push with
+lease) and the pull request (its body is replaced).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class ResolveOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "branch": self.branch, "pr_number": self.pr_number, "pr_url": self.pr_url,
-                "session_id": self.session_id, "steps": self.steps, "cost": self.cost}
+                "session_id": self.session_id, "steps": self.steps, "cost": self.cost, "message": self.message}
 
 
 def branch_name(issue: int) -> str:
@@ -140,18 +141,19 @@ def resolve_issue(
         say(f"refused: {actor} has {level} permission on {options.repo}")
         return ResolveOutcome("refused", branch, message=f"{actor} lacks write permission")
 
-    # 3. branch and run
-    checkout = Checkout(options.workdir, client.token)
-    checkout.ensure_safe()
-    base_name, base_sha = checkout.resolve_base(options.base)
-    checkout.start_branch(branch, base_sha)
-    say(f"branch {branch} from {base_name} ({base_sha[:10]})")
-    settings = load_settings({"model": options.model, "limits.step_limit": options.step_limit,
-                              "limits.cost_limit": options.cost_limit})
-    hooks = hooks or RunHooks()
-    hooks.approver = None  # headless: the agent's commands run without confirmation (--yolo)
+    # 3. branch and run. From here on a failure is also said on the issue (best effort), so the
+    # maintainer who triggered the run learns why without reading the job's log.
     facts = summary.RunFacts(issue=number, session_id="", model="", status="error", steps=0, cost=0.0)
     try:
+        checkout = Checkout(options.workdir, client.token)
+        checkout.ensure_safe()
+        base_name, base_sha = checkout.resolve_base(options.base)
+        checkout.start_branch(branch, base_sha)
+        say(f"branch {branch} from {base_name} ({base_sha[:10]})")
+        settings = load_settings({"model": options.model, "limits.step_limit": options.step_limit,
+                                  "limits.cost_limit": options.cost_limit})
+        hooks = hooks or RunHooks()
+        hooks.approver = None  # headless: the agent's commands run without confirmation (--yolo)
         facts.model = default_model_name(settings.model)
         request = RunRequest(
             task=issue_task(options.repo, issue, comments),
@@ -183,23 +185,26 @@ def resolve_issue(
         reason = "the patch contains a credential value, so it was not pushed"
     if reason:
         client.create_comment(number, summary.failure_comment(facts, reason, hidden))
-        outcome.message = reason
+        outcome.message = redact(reason, hidden)
         say(f"not pushed: {reason}")
         return outcome
 
     # 4. commit, push, pull request, link
+    pushed, pull = None, None  # what a failure leaves behind, for the comment
     try:
         events = _session_events(result.session_id, store)
         checkout.commit_patch(result.patch, base_sha, summary.commit_message(number, issue.get("title") or "", result.session_id),
                               author=Identity.for_actor(actor), committer=Identity(BOT_NAME, BOT_EMAIL))
         checkout.push(branch)
+        pushed = branch
         say(f"pushed {branch}")
         body = summary.pr_body(facts, checkout.diffstat(base_sha), events, hidden)
         title = summary.pr_title(number, issue.get("title") or "")
         pull, updated = _open_or_update_pull(client, branch, base_name, title, body, options.draft)
         client.create_comment(number, summary.link_comment(pull["number"], pull["html_url"], updated, facts))
     except Exception as exc:
-        _comment_quietly(client, number, summary.error_comment(str(exc), hidden), say)
+        comment = summary.error_comment(str(exc), hidden, pushed=pushed, pull_url=pull and pull.get("html_url"))
+        _comment_quietly(client, number, comment, say)
         raise
     outcome.status = "updated" if updated else "opened"
     outcome.pr_number, outcome.pr_url = pull["number"], pull["html_url"]

@@ -117,8 +117,17 @@ def failure_comment(facts: RunFacts, reason: str, secrets: Iterable[str] = ()) -
     return redact(text, secrets)
 
 
-def error_comment(reason: str, secrets: Iterable[str] = ()) -> str:
-    return redact(f"{MARKER}\nlive-swe stopped before finishing, so nothing was pushed: {_line(reason, 500)}\n", secrets)
+def error_comment(reason: str, secrets: Iterable[str] = (), pushed: str | None = None,
+                  pull_url: str | None = None) -> str:
+    """Why the flow stopped, and what it left behind: the reader must not look for a branch that isn't
+    there, nor miss one that is."""
+    if pull_url:
+        what = f"live-swe pushed the branch `{pushed}` and opened or updated {pull_url}, but then stopped"
+    elif pushed:
+        what = f"live-swe pushed the branch `{pushed}`, but the pull request could not be opened"
+    else:
+        what = "live-swe stopped before finishing, so nothing was pushed"
+    return redact(f"{MARKER}\n{what}: {_line(reason, 500)}\n", secrets)
 
 
 def link_comment(pr_number: int, pr_url: str, updated: bool, facts: RunFacts) -> str:
