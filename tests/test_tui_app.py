@@ -209,6 +209,27 @@ async def test_quitting_while_the_agent_waits_stops_it_and_saves_the_session(git
     assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # the command never ran
 
 
+async def test_quitting_while_a_long_command_runs_kills_it_at_once(git_repo):
+    import time
+
+    app, _ = make_app(git_repo, [bash_reply("echo started > started.txt; sleep 120; echo late > late.txt"), SUBMIT],
+                      mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Wait a while")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: (git_repo / "started.txt").exists(), "the command to start")
+        quit_at = time.monotonic()
+        await pilot.press("ctrl+q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: not app.is_running, "the app to exit")
+    assert time.monotonic() - quit_at < 15  # not the command's 120 s
+    from live_swe.session.store import SessionStore
+
+    assert SessionStore.default().open("s1").meta.status == "interrupted"
+    assert not (git_repo / "late.txt").exists()
+
+
 async def test_status_line_shows_model_step_tokens_cost_and_time(git_repo):
     ticks = iter([100.0, 100.0] + [165.0] * 1000)
     app, _ = make_app(git_repo, [FIX, SUBMIT], mode=ApprovalMode.AUTO)

@@ -59,3 +59,32 @@ async def test_quitting_mid_run_stops_the_agent_and_removes_its_container(git_re
     assert SessionStore.default().open("s1").meta.status == "interrupted"
     assert session_containers(docker_client, "s1") == []
     assert (git_repo / "calc.py").read_text().endswith("a - b\n")
+
+
+async def test_quitting_while_a_long_command_runs_in_the_container_kills_it(git_repo, base_image, docker_client):
+    import time
+
+    app, _ = make_app(git_repo, [bash_reply("echo started; sleep 120"), SUBMIT], mode=ApprovalMode.AUTO,
+                      env="docker", image=base_image)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Wait a while")
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: _sleeping(docker_client), "the command to run", timeout=60)
+        quit_at = time.monotonic()
+        await pilot.press("ctrl+q")
+        await app.workers.wait_for_complete()
+        await wait_until(pilot, lambda: not app.is_running, "the app to exit")
+    assert time.monotonic() - quit_at < 20
+    from live_swe.session.store import SessionStore
+
+    assert SessionStore.default().open("s1").meta.status == "interrupted"
+    assert session_containers(docker_client, "s1") == []
+
+
+def _sleeping(docker_client) -> bool:
+    for container in session_containers(docker_client, "s1"):
+        top = container.top()
+        if any("sleep 120" in " ".join(process) for process in top.get("Processes") or []):
+            return True
+    return False

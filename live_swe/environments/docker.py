@@ -151,6 +151,12 @@ class DockerEnvironment:
 
     # -- commands ---------------------------------------------------------------------------------
 
+    def interrupt(self) -> None:
+        """Kill the running command, if any (from another thread: the TUI quitting)."""
+        channel = self._channel
+        if channel is not None and channel.driver_pid:
+            self._interrupt(channel.driver_pid)
+
     def _interrupt(self, driver_pid: int) -> None:
         """Have the driver kill the running command's process group (a side exec, rare)."""
         try:

@@ -37,6 +37,7 @@ class LocalEnvironment:
             extra["LIVE_SWE_SCAFFOLD"] = self.scaffold_dir
             extra["PATH"] = f"{self.scaffold_dir}/{tools_subdir}:{os.environ.get('PATH', '')}"
         self._env = scrubbed_environment(extra)
+        self._running: subprocess.Popen | None = None
 
     def execute(self, command: str, timeout: float) -> Output:
         process = subprocess.Popen(
@@ -48,13 +49,23 @@ class LocalEnvironment:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group, so a timeout kills its children too
         )
-        text, dropped, timed_out = _read_until_eof(process, timeout)
-        if timed_out:
-            _kill_group(process)
-        process.wait()
+        self._running = process
+        try:
+            text, dropped, timed_out = _read_until_eof(process, timeout)
+            if timed_out:
+                _kill_group(process)
+            process.wait()
+        finally:
+            self._running = None
         if dropped:
             text += f"\n[live-swe: {dropped} more bytes of output were dropped]"
         return Output(text=text, returncode=-1 if timed_out else process.returncode, timed_out=timed_out)
+
+    def interrupt(self) -> None:
+        """Kill the running command and its children (from another thread: the TUI quitting)."""
+        process = self._running
+        if process is not None:
+            _kill_group(process)
 
     def copy_in(self, src: Path, dest: str) -> None:
         target = Path(dest)

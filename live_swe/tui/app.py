@@ -440,7 +440,7 @@ class LiveSweApp(App):
             self.state = "stopping"
             self.refresh_status()
             self.bridge.request_stop()
-            self.notify("Stopping the agent after the current command…")
+            self.notify("Stopping the agent…")
             return
         self._restore_user_changes()
         self.exit(self.result)

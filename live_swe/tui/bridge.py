@@ -160,12 +160,16 @@ class AgentBridge:
 
     # -- called on the interface's thread
     def request_stop(self) -> None:
-        """Stop at the next step boundary; a question the agent is waiting on is answered STOP."""
+        """Stop now: the running command is killed, a question the agent waits on is answered STOP,
+        and the loop ends at the next step boundary."""
         with self._lock:
             self.stop_requested.set()
             pending = self._pending
         if pending is not None:
             answer(pending, STOP)
+        interrupt = getattr(getattr(self.agent, "env", None), "interrupt", None)
+        if callable(interrupt):
+            interrupt()  # a command that runs for minutes must not keep the user waiting
 
     def request_pause(self) -> None:
         self.pause_requested.set()
