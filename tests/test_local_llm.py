@@ -109,11 +109,11 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
     assert result.patch.strip() == diff.strip()
 
 
-README_DEMO_DIR = Path("/tmp/lsw-home/demo/shop")  # the quickstart run shown in README.md
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
-    from live_swe.cli.demo_cmd import DEMO_STEP_LIMIT, demo_task, demo_tests_pass, make_demo_repo
+    from live_swe.cli.demo_cmd import DEMO_STEP_LIMIT, default_demo_dir, demo_task, demo_tests_pass, make_demo_repo
     from live_swe.models.resolve import make_model
 
     name = models("qwen2.5-coder-0.5b")
@@ -122,7 +122,7 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
     outcomes = []
     for attempt in range(2):
         # The README's run, exactly: the same path and file dates each time, so the same input.
-        repo = make_demo_repo(README_DEMO_DIR)
+        repo = make_demo_repo(default_demo_dir())
         assert not demo_tests_pass(repo)  # the bug is real
         recorder = Recorder(model)
         request = RunRequest(task=demo_task(), model=name, repo=repo, limits=KernelLimits(step_limit=DEMO_STEP_LIMIT))
@@ -135,3 +135,9 @@ def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
         assert demo_tests_pass(clean)
         outcomes.append(([r.content for r in recorder.replies], result.patch))
     assert outcomes[0] == outcomes[1]  # temperature 0, fixed seed: the same run twice
+    # and it is the run the README's quick start shows, reply for reply, and the same patch
+    shown = README.read_text().split("$ live-swe demo\n", 1)[1].split("````", 1)[0]
+    replies, patch = outcomes[0]
+    for reply in replies:
+        assert reply.strip() + "\n  -> [step" in shown, f"the README does not show this reply:\n{reply}"
+    assert patch.strip() in shown

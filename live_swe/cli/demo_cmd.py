@@ -1,7 +1,7 @@
 """``live-swe demo``: the agent fixes a real bug in a small bundled repository, on the local model.
 
 The demo repository (evals/demo/repo) is copied into a fresh git repository
-($LIVE_SWE_HOME/demo/shop, replaced on each run, with fixed file dates so runs repeat exactly);
+(/tmp/lsw-home/demo/shop, replaced on each run, with fixed file dates so runs repeat exactly);
 the agent runs headless there (no confirmations) and the command prints each step, the final patch,
 and whether the demo's tests pass with it.
 """
@@ -37,9 +37,8 @@ _DEMO_GIT_ENV = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE"
 
 
 def default_demo_dir() -> Path:
-    from live_swe.config import home
-
-    return home() / "demo" / "shop"
+    """The same path for every user and home: the path is in the prompt, so a run repeats exactly."""
+    return Path("/tmp/lsw-home/demo/shop")
 
 
 def make_demo_repo(target: Path | None = None) -> Path:
