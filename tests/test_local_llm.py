@@ -109,6 +109,26 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
     assert result.patch.strip() == diff.strip()
 
 
+def test_a_real_reply_without_an_action_is_a_format_error_fed_back(models, git_repo):
+    """Cut the real model's replies short (8 tokens: no room for a bash block) so format errors are
+    certain, not left to chance: each is logged, answered with the reason, counted, and the run ends."""
+    from live_swe.models.resolve import make_model
+
+    name = models("smollm2-135m")
+    recorder = Recorder(make_model(name, max_tokens=8))
+    limits = KernelLimits(step_limit=6, max_format_errors=2)
+    request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
+                         model=name, repo=git_repo, limits=limits)
+    result = start_run(request, RunHooks(model_factory=lambda _n: recorder))
+    assert result.status == "format_error" and result.steps == 2
+    events, _ = SessionStore.default().open(result.session_id).events()
+    errors = [e for e in events if e["t"] == "format_error"]
+    assert [(e["step"], e["consecutive"]) for e in errors] == [(1, 1), (2, 2)]
+    fed_back = [e["message"]["content"] for e in events if e["t"] == "message" and e["message"]["role"] == "user"]
+    assert any(errors[0]["reason"] in text for text in fed_back[1:])  # the model was told why
+    assert all(reply.usage.completion_tokens <= 8 for reply in recorder.replies)
+
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
