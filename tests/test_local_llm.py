@@ -133,7 +133,13 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):
-    from live_swe.cli.demo_cmd import DEMO_STEP_LIMIT, default_demo_dir, demo_task, demo_tests_pass, make_demo_repo
+    from live_swe.cli.demo_cmd import (
+        DEMO_STEP_LIMIT,
+        default_demo_dir,
+        demo_task,
+        demo_tests_pass,
+        make_demo_repo,
+    )
     from live_swe.models.resolve import make_model
 
     name = models("qwen2.5-coder-0.5b")
