@@ -116,3 +116,29 @@ def test_inline_keeps_the_terminals_scrollback(git_repo, tmp_path, live_swe_home
         assert "EARLIER-OUTPUT-MARKER" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def test_live_swe_without_arguments_in_a_terminal_opens_the_app_on_this_repository(git_repo, tmp_path,
+                                                                                    live_swe_home):
+    script = write_script(tmp_path / "replies.yaml", [SUBMIT])
+    name = f"live-swe-test-{uuid.uuid4().hex[:8]}"
+    app = " ".join(shlex.quote(part) for part in [
+        "env", f"LIVE_SWE_HOME={live_swe_home}", f"LIVE_SWE_MODEL=scripted:{script}", "TERM=xterm-256color",
+        sys.executable, "-m", "live_swe.cli.main",
+    ])
+    tmux = Tmux(name)
+    tmux.run("new-session", "-d", "-s", name, "-x", "150", "-y", "45", f"cd {shlex.quote(str(git_repo))} && {app}")
+    try:
+        screen = tmux.wait_for("Ctrl+R to run it")
+        assert f"Task for {git_repo.name}" in screen  # on the repository it was started in
+        tmux.keys("C-q")
+        deadline = time.monotonic() + 30
+        while name in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
+            assert time.monotonic() < deadline, "the app did not exit on Ctrl+Q"
+            time.sleep(0.2)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    # without a terminal (a pipe, CI) the same command prints the usage instead of starting the app
+    piped = subprocess.run([sys.executable, "-m", "live_swe.cli.main"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60, cwd=git_repo)
+    assert "Usage" in piped.stdout + piped.stderr and "run" in piped.stdout + piped.stderr
