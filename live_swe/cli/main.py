@@ -46,9 +46,9 @@ app.add_typer(scaffold_cmd.app, name="scaffold", help="Scaffolds: promote a vali
 
 
 def main() -> None:
-    # No arguments in a terminal opens the interactive UI.
-    if len(sys.argv) == 1 and sys.stdin.isatty() and sys.stdout.isatty():
-        sys.argv.append("tui")
+    # No arguments: the interactive UI in a terminal; elsewhere (a pipe, CI) the full help.
+    if len(sys.argv) == 1:
+        sys.argv.append("tui" if sys.stdin.isatty() and sys.stdout.isatty() else "--help")
     app()
 
 
