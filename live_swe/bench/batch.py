@@ -395,6 +395,12 @@ def run_batch(
     if not selected:
         raise SuiteError(f"{suite.name}: the selection matches no instance (of {len(suite)}); "
                          "check --instances / --filter / --slice")
+    # a bad model name or scaffold fails the batch once, before anything is written
+    _check_scaffold(scaffold)
+    if model_factory is None:
+        from live_swe.models.resolve import make_model
+
+        make_model(model)
     out.mkdir(parents=True, exist_ok=True)
     with _DirLock(out):
         info = _batch_info(out, suite_spec, model, scaffold)
@@ -404,11 +410,6 @@ def run_batch(
         if not todo:
             summary.elapsed = round(time.monotonic() - started, 3)
             return summary
-        _check_scaffold(scaffold)
-        if model_factory is None:
-            from live_swe.models.resolve import make_model
-
-            make_model(model)  # a bad model name fails the batch once, not every instance
         engine = _Engine()
         engine.remove_batch_containers(info["batch_id"])  # anything a killed run of this batch left
         batch = _Batch(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
