@@ -116,6 +116,7 @@ def test_a_real_reply_without_an_action_is_a_format_error_fed_back(models, git_r
 
     name = models("smollm2-135m")
     recorder = Recorder(make_model(name, max_tokens=8))
+    assert recorder.model.n_threads == len(os.sched_getaffinity(0))  # all the cores this process may use
     limits = KernelLimits(step_limit=6, max_format_errors=2)
     request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
                          model=name, repo=git_repo, limits=limits)
