@@ -95,6 +95,23 @@ def test_bad_inputs_give_clear_errors(git_repo, tmp_path):
         assert "Traceback" not in out.stderr
 
 
+def test_with_json_a_run_that_cannot_start_still_prints_one_json_object(git_repo, tmp_path, live_swe_home):
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    script = write_script(tmp_path / "ok.yaml", [SUBMIT])
+    for args, expected in [
+        (["-m", f"scripted:{script}", "--repo", str(plain_dir)], "not a git repository"),  # before any session
+        (["-m", f"scripted:{script}", "--repo", str(git_repo), "--env", "nowhere"], "unknown environment"),
+        (["-m", "bogus:thing", "--repo", str(git_repo)], "unknown model prefix 'bogus'"),
+    ]:
+        out = cli("run", "-t", "x", "--yolo", "--json", *args)
+        assert out.returncode == 2 and expected in out.stderr
+        result = json.loads(out.stdout)
+        assert result["status"] == "error" and expected in result["message"]
+        assert result["session_id"] is None and result["patch"] == "" and result["steps"] == 0
+    assert not (live_swe_home / "sessions").exists() or not any((live_swe_home / "sessions").iterdir())
+
+
 def test_malformed_config_file_is_named(git_repo, tmp_path, live_swe_home):
     (live_swe_home / "config.yaml").write_text("modle: x\n")
     out = cli("run", "-t", "x", "--yolo", "--repo", str(git_repo))

@@ -31,8 +31,22 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+# Set by a command run with --json: a failure then also prints its one JSON object on stdout.
+_json_failure: Callable[[], dict[str, Any]] | None = None
+
+
+def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:
+    """From now on, ``fail`` also prints ``{**fields(), "status": "error", "message": ...}``."""
+    global _json_failure
+    _json_failure = fields
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     print(f"live-swe: error: {message}", file=sys.stderr)
+    if _json_failure is not None:
+        import json
+
+        print(json.dumps({**_json_failure(), "status": "error", "message": message}))
     raise typer.Exit(code)
 
 

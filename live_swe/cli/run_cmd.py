@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, friendly
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, fail_as_json, friendly
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -67,8 +67,11 @@ def run(
     from live_swe.config import load_settings
     from live_swe.models.resolve import default_model_name
     from live_swe.runner import RunHooks, RunRequest, start_run
-    from live_swe.session.store import SessionStore, new_session_id
+    from live_swe.session.store import new_session_id
 
+    session_id = new_session_id()
+    if as_json:
+        fail_as_json(lambda: _failed_run(session_id))
     if bool(task) == bool(task_file):
         fail("give the task with exactly one of --task TEXT or --task-file PATH")
     if task_file:
@@ -94,18 +97,18 @@ def run(
         repo_dir=repo_dir,
         scaffold_ref=settings.scaffold,
         limits=settings.limits,
-        session_id=new_session_id(),
+        session_id=session_id,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
-    try:
-        result = start_run(request, hooks)
-    except Exception as exc:
-        if as_json and SessionStore.default().exists(request.session_id):
-            # the session exists and says `error`: scripts still get their one JSON object
-            print(json.dumps({"session_id": request.session_id, "status": "error", "steps": 0, "cost": 0.0,
-                              "patch": "", "message": str(exc)}))
-        raise
-    _report(result, as_json)
+    _report(start_run(request, hooks), as_json)
+
+
+def _failed_run(session_id: str) -> dict[str, Any]:
+    """The --json object of a run that could not start or run: its session, if one was made."""
+    from live_swe.session.store import SessionStore
+
+    made = SessionStore.default().exists(session_id)
+    return {"session_id": session_id if made else None, "steps": 0, "cost": 0.0, "patch": ""}
 
 
 def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
@@ -142,6 +145,8 @@ def resume(
     from live_swe.runner import RunHooks, resume_run
     from live_swe.session.store import SessionStore
 
+    if as_json:
+        fail_as_json(lambda: _failed_run(session_id))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
     limits = None
