@@ -391,6 +391,8 @@ def test_cli_bad_token_is_one_clear_line(fake, world, tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "401 Unauthorized" in done.stderr and "GITHUB_TOKEN" in done.stderr
     assert bad not in done.stderr + done.stdout
+    result = json.loads(done.stdout)  # --json: the action's outputs get the reason too
+    assert result["status"] == "error" and "401 Unauthorized" in result["message"] and result["pr_url"] is None
 
 
 def test_cli_unknown_repository_is_one_clear_line(fake, world, tmp_path):

@@ -33,6 +33,7 @@ def _known_errors() -> tuple[type[BaseException], ...]:
 
 # Set by a command run with --json: a failure then also prints its one JSON object on stdout.
 _json_failure: Callable[[], dict[str, Any]] | None = None
+_clean: Callable[[str], str] = str  # what every error message goes through before it is shown
 
 
 def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:
@@ -41,7 +42,14 @@ def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:
     _json_failure = fields
 
 
+def clean_messages(clean: Callable[[str], str]) -> None:
+    """From now on, error messages go through ``clean`` (e.g. redacting secrets) before they are shown."""
+    global _clean
+    _clean = clean
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    message = _clean(message)
     print(f"live-swe: error: {message}", file=sys.stderr)
     if _json_failure is not None:
         import json

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, friendly
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, clean_messages, fail, fail_as_json, friendly
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -56,8 +56,14 @@ def resolve(
     Reads GITHUB_TOKEN and GITHUB_API_URL from the environment (never from the command line).
     """
     from live_swe.github.api import GitHubClient
+    from live_swe.github.redact import redact
     from live_swe.github.resolve import ResolveOptions, resolve_issue
     from live_swe.runner import RunHooks
+
+    clean_messages(redact)  # a token must not reach the job log or the action's outputs
+    if as_json:
+        fail_as_json(lambda: {"branch": None, "pr_number": None, "pr_url": None, "session_id": None, "steps": 0,
+                              "cost": 0.0})
 
     repo = repo or os.environ.get("GITHUB_REPOSITORY")
     if not repo:
