@@ -195,12 +195,14 @@ def test_a_new_session_starts_from_another_sessions_accepted_scaffold(git_repo, 
     assert [r.subject for r in history.revisions()] == [f"starting scaffold (session:{first.session_id})"]
 
 
-def test_a_promoted_tool_is_registered_in_the_next_session(git_repo, live_swe_home):
+@ON_EACH_ENVIRONMENT
+def test_a_promoted_tool_is_registered_in_the_next_session(git_repo, live_swe_home, env_name, request):
+    env, image = environment(request, env_name)
     first, _ = run_script(git_repo, [
         tool_reply("find-def", FIND_DEF),
         tool_reply("broken", simple_tool("broken", "if then")),
         SUBMIT,
-    ])
+    ], env=env, image=image)
     assert cli("tools", "list").stdout.startswith("no tools in the library")
     out = cli("tools", "promote", first.session_id, "find-def")
     assert out.returncode == 0, out.stderr
@@ -215,7 +217,8 @@ def test_a_promoted_tool_is_registered_in_the_next_session(git_repo, live_swe_ho
     assert "path separator" in cli("tools", "promote", first.session_id, "../x").stderr
     assert "no session 'nope'" in cli("tools", "promote", "nope", "find-def").stderr
 
-    result, model = run_script(git_repo, [bash_reply("find-def add"), SUBMIT])
+    result, model = run_script(git_repo, [bash_reply("find-def add"), SUBMIT], env=env, image=image)
+    assert result.status == "submitted", result.message
     assert "`find-def`: Print where a Python function or class is defined" in system_prompt(model, 0)
     assert "calc.py:1: def add(a, b):" in observation(model, 1)
     [registered] = events_of(result.session_id, "tool")

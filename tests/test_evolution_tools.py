@@ -4,9 +4,11 @@ used, kept out of the patch; and refused (with the reason told) when they fail a
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import SUBMIT, bash_reply
 from test_evolution_support import (
     FIND_DEF,
@@ -76,6 +78,56 @@ def test_tool_created_registered_listed_used_and_kept_out_of_the_patch(git_repo,
     }]
 
 
+LIST_FUNCTIONS = """#!/usr/bin/env node
+// live-swe-tool: list-functions
+// description: List the functions a Python file defines, with their line numbers
+// usage: list-functions FILE...
+const fs = require("fs");
+
+const files = process.argv.slice(2);
+if (files.length === 0 || files[0] === "--help" || files[0] === "-h") {
+  console.log("usage: list-functions FILE...\\nPrints FILE:LINE: NAME for every def NAME in each file.");
+  process.exit(files.length === 0 ? 2 : 0);
+}
+for (const file of files) {
+  fs.readFileSync(file, "utf8").split("\\n").forEach((line, index) => {
+    const match = /^\\s*def\\s+(\\w+)/.exec(line);
+    if (match) console.log(`${file}:${index + 1}: ${match[1]}`);
+  });
+}
+"""
+
+
+def skip_without_node(request, env_name: str, image: str | None) -> None:
+    """A JavaScript tool runs only where node does: on this machine, or in the image for docker."""
+    if env_name == "local":
+        if shutil.which("node") is None:
+            pytest.skip("node is not installed on this machine; a JavaScript tool cannot run here")
+        return
+    probe = ["sh", "-c", "command -v node || command -v nodejs || true"]
+    if not request.getfixturevalue("docker_client").containers.run(image, probe, remove=True).strip():
+        pytest.skip(f"the {image} image (Debian minbase) has no node; a JavaScript tool cannot run there")
+
+
+@ON_EACH_ENVIRONMENT
+def test_a_javascript_tool_with_a_comment_header_is_registered_and_used(git_repo, env_name, request):
+    env, image = environment(request, env_name)
+    skip_without_node(request, env_name, image)
+    result, model = run_script(git_repo, [
+        tool_reply("list-functions", LIST_FUNCTIONS, "A tool that lists functions shows me the code's shape."),
+        bash_reply("list-functions calc.py"),
+        SUBMIT,
+    ], env=env, image=image)
+    assert result.status == "submitted", result.message
+    [registered] = events_of(result.session_id, "tool")
+    assert (registered["kind"], registered["step"], registered["name"]) == ("registered", 1, "list-functions")
+    assert "list-functions" not in system_prompt(model, 0)
+    assert "`list-functions`: List the functions a Python file defines" in system_prompt(model, 1)
+    assert "usage: `list-functions FILE...`" in system_prompt(model, 2)
+    assert "calc.py:1: add" in observation(model, 2)  # node ran it, in the environment, on the repository
+    assert "list-functions" not in result.patch
+
+
 SYNTAX_ERROR = """#!/usr/bin/env python3
 # live-swe-tool: broken
 # description: Has a syntax error
@@ -83,6 +135,16 @@ SYNTAX_ERROR = """#!/usr/bin/env python3
 import sys
 def main(:
     print(sys.argv)
+"""
+
+JS_SYNTAX_ERROR = """#!/usr/bin/env node
+// live-swe-tool: js-bad
+// description: Has a syntax error
+// usage: js-bad FILE
+const files = process.argv.slice(2);
+if (files.length === 0 {
+  console.log("usage: js-bad FILE");
+}
 """
 
 TRAVERSAL = """#!/bin/bash
@@ -104,12 +166,13 @@ def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_na
         tool_reply("badhelp", simple_tool("badhelp", 'echo "no help here" >&2; exit 3')),
         tool_reply("misnamed", simple_tool("othername")),
         tool_reply("bash-bad", simple_tool("bash-bad", 'if [ -n "$1" ]; then echo yes')),
+        tool_reply("js-bad", JS_SYNTAX_ERROR),
         tool_reply("ok-tool", simple_tool("ok-tool")),
         SUBMIT,
     ], env=env, image=image)
     assert result.status == "submitted", result.message
     refused = {e["name"]: e for e in events_of(result.session_id, "tool") if e["kind"] == "refused"}
-    assert set(refused) == {"broken", "../x", "ls", "noexec", "badhelp", "misnamed", "bash-bad"}
+    assert set(refused) == {"broken", "../x", "ls", "noexec", "badhelp", "misnamed", "bash-bad", "js-bad"}
     assert "python syntax error at line 6" in refused["broken"]["why"]
     assert "path separator" in refused["../x"]["why"]
     assert "clashes with the shell command 'ls'" in refused["ls"]["why"]
@@ -117,6 +180,7 @@ def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_na
     assert "exited with status 3" in refused["badhelp"]["why"] and "no help here" in refused["badhelp"]["why"]
     assert "says `live-swe-tool: othername` but the file is named 'misnamed'" in refused["misnamed"]["why"]
     assert "bash syntax error" in refused["bash-bad"]["why"]
+    assert "javascript syntax error at line 6 (missing ')')" in refused["js-bad"]["why"]  # the // header passed
     registered = [e["name"] for e in events_of(result.session_id, "tool") if e["kind"] == "registered"]
     assert registered == ["ok-tool"]
 
@@ -127,11 +191,12 @@ def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_na
     assert "tool `broken` refused: python syntax error at line 6" in observation(model, 1)
     assert "tool `../x` refused" in observation(model, 2) and "removed" in observation(model, 2)
     assert "chmod +x" in observation(model, 4)
+    assert "tool `js-bad` refused: javascript syntax error at line 6" in observation(model, 8)
     # never listed; the valid one is, from the next query on
     for query in range(len(model.seen)):
         prompt = system_prompt(model, query)
         assert not any(f"`{name}`:" in prompt for name in refused)
-    assert "`ok-tool`: A tool" in system_prompt(model, 8)
+    assert "`ok-tool`: A tool" in system_prompt(model, 9)
     # each refusal is a rejected scaffold change in the log
     rejects = [e for e in events_of(result.session_id, "scaffold") if e["kind"] == "reject"]
     assert {tuple(e["files"]) for e in rejects} >= {("tools/broken",), ("x",), ("tools/ls",), ("tools/noexec",)}
