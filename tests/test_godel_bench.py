@@ -53,11 +53,11 @@ def pick_instances(suite, count: int) -> list[str]:
 def test_one_generation_and_a_validation_in_docker(local_suite_images):  # noqa: F811
     ids = pick_instances(local_suite_images, 4)
     evaluator = BenchEvaluator(SUITE, "solver", model_factory=solver_factory, run_id="godel-test")
-    config = EvolveConfig(suite=SUITE, model="solver", improver_model="improver", generations=1, children=1,
+    config = EvolveConfig(suite=SUITE, model="solver", improver_model="improver", generations=1, children=3,
                           seed=1, report_fraction=0.25, instances=ids,
                           stages=[Stage(size=2, threshold=0.5), Stage(size=3, threshold=0.0)])
-    evolver = Evolver(config, evaluate=evaluator, improve=ScriptedImprover({"g1c0": "improve"}),
-                      instance_ids=evaluator.instance_ids)
+    improver = ScriptedImprover({"g1c0": "improve", "g1c1": "regress", "g1c2": "break"})
+    evolver = Evolver(config, evaluate=evaluator, improve=improver, instance_ids=evaluator.instance_ids)
     state = evolver.run()
 
     archive = Archive.default()
@@ -72,8 +72,15 @@ def test_one_generation_and_a_validation_in_docker(local_suite_images):  # noqa:
     task = (evolver.child_dir(child) / "task.md").read_text()
     assert all(f"### {i}:" in task for i in state.selection_split)
     assert state.report_split[0] not in task and "git status --short" in task
+    # The regressing child solved nothing in stage 1 and was stopped there; the broken one never ran.
+    regressed, broken = state.children["g1c1"], state.children["g1c2"]
+    assert regressed.status == "stopped" and "stage 1: 0/2 resolved" in regressed.reason
+    assert regressed.results == {i: False for i in state.selection_split[:2]}
+    assert broken.status == "rejected" and "bogus_key" in broken.reason and broken.node is None
+    assert [n.id for n in archive.nodes()] == [root.id, node.id]
     ran = [json.loads(line) for line in (evolver.run_dir / "ran.jsonl").read_text().splitlines()]
     assert not {i for entry in ran for i in entry["instances"]} & set(state.report_split)
+    assert [entry["label"] for entry in ran] == ["root", "g1c0-s1", "g1c0-s2", "g1c1-s1"]
     for session in node.sessions.values():
         assert (Path(session) / "events.jsonl").exists()
 

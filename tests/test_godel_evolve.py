@@ -7,11 +7,13 @@ change really changes outcomes: it fixes EASY tasks when the system prompt still
 The improver is a scripted model making real edits in the scaffold repository:
 - ``improve`` appends the MARKER-FIX line to prompts/system.j2;
 - ``regress`` rewrites the phrase the solver relies on, so it solves nothing;
-- ``break`` adds an unknown key to scaffold.yaml (the gates must refuse it).
+- ``break`` adds an unknown key to scaffold.yaml (the gates must refuse it);
+- ``neutral`` appends a line the solver ignores, so the child scores what its parent scores.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -103,6 +105,7 @@ SCRIPTS = {
     "regress": [bash_reply(f"sed -i 's/{BASELINE}/commands/' prompts/system.j2", "Shorter."), SUBMIT],
     "break": [bash_reply("echo 'bogus_key: 1' >> scaffold.yaml", "A new setting."), SUBMIT],
     "noop": [bash_reply("ls", "Nothing to change."), SUBMIT],
+    "neutral": [bash_reply("printf '\\nRead the task twice.\\n' >> prompts/system.j2", "A reminder."), SUBMIT],
 }
 
 
@@ -243,18 +246,37 @@ def test_resume_after_kill_9(tmp_path, live_swe_home):
     assert len(nodes) == 3 and len({n.run_key for n in nodes}) == 3
 
 
+class ChargedImprover(ScriptedImprover):
+    """The scripted improver, its model charged a fixed price per child (as a paid provider would be)."""
+
+    def __init__(self, plan: dict[str, str], cost: float):
+        super().__init__(plan)
+        self.cost = cost
+
+    def __call__(self, parent_dir: Path, task: str, workdir: Path):
+        return dataclasses.replace(super().__call__(parent_dir, task, workdir), cost=self.cost)
+
+
 def test_budget_stops_the_run_and_a_larger_budget_resumes_it(tmp_path):
     cfg = config(children=1, budget=0.25)
-    evolver = Evolver(cfg, evaluate=LocalTaskEvaluator(cost=0.1), improve=ScriptedImprover({"g1c0": "improve"}),
+    evolver = Evolver(cfg, evaluate=LocalTaskEvaluator(cost=0.1), improve=ChargedImprover({"g1c0": "improve"}, 0.07),
                       instance_ids=lambda: list(IDS))
     state = evolver.run()
     # The root's 5 selection runs cost $0.50 >= $0.25: no child is started.
     assert state.status == "budget" and state.spent == pytest.approx(0.5)
     assert [c.status for c in state.children.values()] == ["pending"]
     resumed = Evolver(config(children=1, budget=2.0), evaluate=LocalTaskEvaluator(cost=0.1),
-                      improve=ScriptedImprover({"g1c0": "improve"}), instance_ids=lambda: list(IDS)).run()
+                      improve=ChargedImprover({"g1c0": "improve"}, 0.07), instance_ids=lambda: list(IDS)).run()
     assert resumed.status == "done" and resumed.children["g1c0"].status == "accepted"
-    assert resumed.spent == pytest.approx(0.5 + 0.5)  # the child's 2 + 3 stage runs
+    assert resumed.spent == pytest.approx(0.5 + 0.07 + 0.5)  # the improver, then the child's 2 + 3 stage runs
+
+    # Each node records what it cost: the root its 5 runs, the child its improver and its 2 + 3 runs.
+    child = resumed.children["g1c0"]
+    assert (child.eval_cost, child.improve_cost) == (pytest.approx(0.5), pytest.approx(0.07))
+    root, node = Archive.default().get(resumed.root), Archive.default().get(child.node)
+    assert (root.eval_cost, root.improve_cost) == (pytest.approx(0.5), 0.0)
+    assert (node.eval_cost, node.improve_cost) == (pytest.approx(0.5), pytest.approx(0.07))
+    assert root.cost + node.cost == pytest.approx(resumed.spent)
 
 
 def test_ctrl_c_leaves_a_resumable_state(tmp_path, live_swe_home):
