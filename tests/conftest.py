@@ -103,3 +103,10 @@ def base_image(docker_client) -> str:
     except ImageNotFound:
         subprocess.run(["bash", str(REPO_ROOT / "evals/base/build.sh"), BASE_IMAGE], check=True)
     return BASE_IMAGE
+
+
+def labelled_containers(docker_client, label: str) -> list[dict]:
+    """Containers (running or not) carrying ``label`` (``key=value``), as the engine lists them.
+
+    One list call, no per-container inspect: a container removed meanwhile cannot make it fail."""
+    return docker_client.api.containers(all=True, filters={"label": label})

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SUBMIT, bash_reply
+from conftest import SUBMIT, bash_reply, labelled_containers
 
 from live_swe.bench.batch import BATCH_FILE, BATCH_LABEL, run_batch
 from live_swe.bench.preds import JsonlAppender, cut_torn_tail, read_jsonl, read_preds
@@ -120,7 +120,7 @@ def fixing_models(calls: list[str] | None = None):
 
 
 def batch_containers(docker_client, batch_id: str) -> list:
-    return docker_client.containers.list(all=True, filters={"label": f"{BATCH_LABEL}={batch_id}"})
+    return labelled_containers(docker_client, f"{BATCH_LABEL}={batch_id}")
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.2):

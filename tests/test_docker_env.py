@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import SUBMIT, bash_reply, run_git, write_script
+from conftest import SUBMIT, bash_reply, labelled_containers, run_git, write_script
 
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_
@@ -296,7 +296,7 @@ def test_a_run_in_docker_edits_the_copied_repository_and_submits(docker_client, 
     assert result.status == "submitted"
     assert "+    return a + b" in result.patch and "-    return a - b" in result.patch
     assert "scaffold" not in result.patch
-    labelled = docker_client.containers.list(all=True, filters={"label": f"live-swe.session={result.session_id}"})
+    labelled = labelled_containers(docker_client, f"live-swe.session={result.session_id}")
     assert labelled == []
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SUBMIT, bash_reply, write_script
+from conftest import SUBMIT, bash_reply, labelled_containers, write_script
 from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
 from test_godel_bench import pick_instances
 from test_godel_cli import _marked_scaffold
@@ -156,7 +156,7 @@ def _finished(batch: Path) -> list[str]:
 
 def _no_containers_left(docker_client, batch: Path) -> None:
     batch_id = json.loads((batch / BATCH_FILE).read_text())["batch_id"]
-    assert docker_client.containers.list(all=True, filters={"label": f"{BATCH_LABEL}={batch_id}"}) == []
+    assert labelled_containers(docker_client, f"{BATCH_LABEL}={batch_id}") == []
 
 
 def _slow_solver(tmp_path: Path) -> Path:

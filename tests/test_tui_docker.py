@@ -4,7 +4,7 @@ quitting mid-run removes the container."""
 from __future__ import annotations
 
 import pytest
-from conftest import SUBMIT, bash_reply, run_git
+from conftest import SUBMIT, bash_reply, labelled_containers, run_git
 from tui_helpers import make_app, type_text, wait_for_run, wait_for_screen, wait_until
 
 from live_swe.tui.bridge import ApprovalMode
@@ -21,7 +21,7 @@ def anyio_backend():
 
 
 def session_containers(docker_client, session_id: str) -> list:
-    return docker_client.containers.list(all=True, filters={"label": f"live-swe.session={session_id}"})
+    return labelled_containers(docker_client, f"live-swe.session={session_id}")
 
 
 async def test_work_in_a_container_is_kept_as_a_commit_on_the_host(git_repo, base_image, docker_client):
@@ -83,8 +83,13 @@ async def test_quitting_while_a_long_command_runs_in_the_container_kills_it(git_
 
 
 def _sleeping(docker_client) -> bool:
+    from docker.errors import NotFound
+
     for container in session_containers(docker_client, "s1"):
-        top = container.top()
+        try:
+            top = docker_client.api.top(container["Id"])
+        except NotFound:
+            continue
         if any("sleep 120" in " ".join(process) for process in top.get("Processes") or []):
             return True
     return False
