@@ -62,6 +62,12 @@ def _start_run(git_repo, script, env: str, image: str | None) -> subprocess.Pope
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _killed_session(log) -> str:
+    """The id of the session whose run was killed; it must not have ended before the kill."""
+    assert not any(e.get("t") == "end" for e in _events(log)), "the run ended before the kill"
+    return log.parent.name
+
+
 def _session_log(live_swe_home):
     return _wait_for(lambda: next(iter((live_swe_home / "sessions").glob("*/events.jsonl")), None), "a session")
 
@@ -131,8 +137,7 @@ def test_kill_9_the_moment_the_commit_is_logged_then_resume_keeps_it(git_repo, t
     finally:
         process.kill()
         process.wait()
-    session_id = log.parent.name
-    assert not any(e.get("t") == "end" for e in _events(log)), "the run ended before the kill"
+    session_id = _killed_session(log)
 
     out = cli("resume", session_id, "--yolo", "--json")
     assert out.returncode == 0, out.stderr
@@ -295,8 +300,7 @@ def test_kill_9_mid_command_then_resume_keeps_the_repository_changes_of_the_fini
     finally:
         process.kill()
         process.wait()
-    session_id = log.parent.name
-    assert not any(e.get("t") == "end" for e in _events(log)), "the run ended before the kill"
+    session_id = _killed_session(log)
 
     write_script(script, [*done, bash_reply("cat calc.py notes.txt"), SUBMIT])
     out = cli("resume", session_id, "--yolo", "--json")

@@ -37,6 +37,14 @@ class Tmux:
                 raise AssertionError(f"{text!r} never appeared; the screen shows:\n{screen}")
             time.sleep(0.2)
 
+    def quit_app(self, timeout: float = 30.0) -> None:
+        """Ctrl+Q, then wait until the app (the session's only program) has exited."""
+        self.keys("C-q")
+        deadline = time.monotonic() + timeout
+        while self.name in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
+            assert time.monotonic() < deadline, "the app did not exit on Ctrl+Q"
+            time.sleep(0.2)
+
     def keys(self, *keys: str) -> None:
         self.run("send-keys", "-t", self.name, *keys)
 
@@ -83,11 +91,7 @@ def test_type_a_task_approve_a_command_see_the_result_and_keep_the_commit(git_re
         tmux.wait_for("Kept as commit")
         screen = tmux.wait_for("Step 2 · exit 0")  # the step cards, once the dialog is gone
         assert "sed -i 's/a - b/a + b/' calc.py" in screen and "+    return a + b" in screen
-        tmux.keys("C-q")
-        deadline = time.monotonic() + 30
-        while name in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
-            assert time.monotonic() < deadline, "the app did not exit on Ctrl+Q"
-            time.sleep(0.2)
+        tmux.quit_app()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     [branch] = run_git(git_repo, "branch", "--list", "live-swe/*", "--format=%(refname:short)").split()
@@ -131,11 +135,7 @@ def test_live_swe_without_arguments_in_a_terminal_opens_the_app_on_this_reposito
     try:
         screen = tmux.wait_for("Ctrl+R to run it")
         assert f"Task for {git_repo.name}" in screen  # on the repository it was started in
-        tmux.keys("C-q")
-        deadline = time.monotonic() + 30
-        while name in subprocess.run(["tmux", "ls"], capture_output=True, text=True).stdout:
-            assert time.monotonic() < deadline, "the app did not exit on Ctrl+Q"
-            time.sleep(0.2)
+        tmux.quit_app()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
     # without a terminal (a pipe, CI) the same command prints the usage instead of starting the app
