@@ -15,7 +15,7 @@ from fake_github import FakeGitHub
 
 from live_swe.errors import UserError
 from live_swe.github.api import GitHubClient, GitHubError
-from live_swe.github.gitops import GitError, auth_environment
+from live_swe.github.gitops import GitError, auth_config
 from live_swe.github.resolve import ResolveOptions, issue_task, resolve_issue
 from live_swe.github.summary import MARKER
 from live_swe.models.scripted import ScriptedModel
@@ -325,13 +325,12 @@ def test_base_branch_from_origin(fake, world, tmp_path):
 
 def test_https_remotes_get_a_scoped_header_and_others_none():
     token = "ghs_abcdefghijklmnop"
-    env = auth_environment("https://github.example/octo/calc.git", token)
-    assert env["GIT_CONFIG_KEY_1"] == "http.https://github.example/.extraheader"
-    assert env["GIT_CONFIG_VALUE_0"] == "" and env["GIT_CONFIG_VALUE_1"].startswith("AUTHORIZATION: basic ")
-    assert token not in json.dumps(env)
+    [(key, cleared), (same_key, header)] = auth_config("https://github.example/octo/calc.git", token)
+    assert key == same_key == "http.https://github.example/.extraheader"
+    assert cleared == "" and header.startswith("AUTHORIZATION: basic ") and token not in header
     for remote in ("/srv/origin.git", "file:///srv/origin.git", "git@github.com:octo/calc.git",
                    "http://plain.example/octo/calc.git"):
-        assert "GIT_CONFIG_COUNT" not in auth_environment(remote, token)
+        assert auth_config(remote, token) == []
 
 
 # -- the command line, in a subprocess, as the action runs it

@@ -116,7 +116,7 @@ def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
 
     In docker without ``--repo``, this directory is copied in when it is a repository; otherwise the
     image's own repository at ``repo_dir`` is used (SWE-bench images)."""
-    from live_swe.environments.local import repository_problem
+    from live_swe.infra.git import repository_problem
 
     if repo is None and env == "docker":
         if repository_problem(Path.cwd()) is not None:
@@ -141,16 +141,10 @@ def resume(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
-    from live_swe.config import KernelLimits
     from live_swe.runner import RunHooks, resume_run
-    from live_swe.session.store import SessionStore
 
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    limits = None
-    if any(value is not None for value in overrides.values()):
-        saved = SessionStore.default().open(session_id).meta.extra.get("limits", {})
-        limits = KernelLimits(**{**saved, **{k: v for k, v in overrides.items() if v is not None}})
-    _report(resume_run(session_id, hooks, limits=limits), as_json)
+    _report(resume_run(session_id, hooks, limit_overrides=overrides), as_json)
