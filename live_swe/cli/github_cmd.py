@@ -25,7 +25,7 @@ def _stderr(line: str) -> None:
 
 
 def _progress(event: dict[str, Any]) -> None:
-    from live_swe.github.redact import redact
+    from live_swe.infra.redact import redact
 
     kind = event.get("t")
     if kind == "step":
@@ -56,8 +56,8 @@ def resolve(
     Reads GITHUB_TOKEN and GITHUB_API_URL from the environment (never from the command line).
     """
     from live_swe.github.api import GitHubClient
-    from live_swe.github.redact import redact
     from live_swe.github.resolve import ResolveOptions, resolve_issue
+    from live_swe.infra.redact import redact
     from live_swe.runner import RunHooks
 
     clean_messages(redact)  # a token must not reach the job log or the action's outputs
