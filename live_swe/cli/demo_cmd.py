@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly, shown, shown_exact, terminal_safe
 from live_swe.infra.git import Git, Identity, init
 
 DEMO_STEP_LIMIT = 20
@@ -81,7 +81,7 @@ class _Printer:
         if not self.streaming:
             self.streaming = True
             print("", file=sys.stderr)
-        print(text, end="", file=sys.stderr, flush=True)
+        print(terminal_safe(text), end="", file=sys.stderr, flush=True)
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("t")
@@ -91,7 +91,7 @@ class _Printer:
         if kind == "step":
             print(f"  -> [step {event['step']}] exit code {event['returncode']}", file=sys.stderr, flush=True)
         elif kind == "format_error":
-            print(f"  -> [step {event['step']}] format error: {event['reason']}", file=sys.stderr, flush=True)
+            print(shown(f"  -> [step {event['step']}] format error: {event['reason']}"), file=sys.stderr, flush=True)
 
 
 class _StreamingModel:
@@ -131,7 +131,7 @@ def demo(
           + (f" ({result.message})" if result.message else ""), file=sys.stderr)
     if result.patch:
         print("final patch:", file=sys.stderr)
-        print(result.patch)
+        print(shown_exact(result.patch))
     passed = demo_tests_pass(repo)
     print(f"demo tests ({' '.join(DEMO_TEST_COMMAND)}): {'pass' if passed else 'FAIL'}", file=sys.stderr)
     if result.status != "submitted" or not passed:

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, fail_as_json, friendly
+from live_swe.cli.common import (
+    EXIT_NOT_SUBMITTED,
+    fail,
+    fail_as_json,
+    friendly,
+    print_json,
+    shown,
+    shown_exact,
+)
 
 
 def _progress(event: dict[str, Any]) -> None:
     kind = event.get("t")
     if kind == "step":
-        command = event["command"].splitlines()[0][:100]
-        print(f"[step {event['step']}] rc={event['returncode']} $ {command}", file=sys.stderr)
+        command = (event["command"].splitlines() or [""])[0][:100]
+        print(shown(f"[step {event['step']}] rc={event['returncode']} $ {command}"), file=sys.stderr)
     elif kind == "format_error":
-        print(f"[step {event['step']}] format error: {event['reason']}", file=sys.stderr)
+        print(shown(f"[step {event['step']}] format error: {event['reason']}"), file=sys.stderr)
     elif kind == "scaffold":
-        print(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}", file=sys.stderr)
+        print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
+              file=sys.stderr)
 
 
 def _approver(yolo: bool):
@@ -35,12 +43,12 @@ def _approver(yolo: bool):
 
 def _report(result, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result.to_json()))
+        print_json(result.to_json())
     else:
-        print(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
-              + (f" ({result.message})" if result.message else ""), file=sys.stderr)
+        print(shown(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
+                    + (f" ({result.message})" if result.message else "")), file=sys.stderr)
         if result.patch:
-            print(result.patch)
+            print(shown_exact(result.patch))
     if result.status != "submitted":
         raise typer.Exit(EXIT_NOT_SUBMITTED)
 
