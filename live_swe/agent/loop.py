@@ -136,7 +136,8 @@ class Agent:
         return context
 
     def _render(self, role: str, **extra: Any) -> str:
-        return render(self.guard.current.template(role), self._context(**extra))
+        # a scaffold is agent-written: a tool description may carry what a command printed
+        return self._redact(render(self.guard.current.template(role), self._context(**extra)))
 
     def system_message(self) -> dict[str, Any]:
         return {"role": "system", "content": self._render("system")}
