@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SUBMIT, bash_reply, make_git_repo, run_git, write_script
+from conftest import SUBMIT, bash_reply, run_git, write_script
 from fake_github import FakeGitHub
 
 from live_swe.errors import UserError
@@ -25,31 +25,6 @@ from live_swe.session.store import SessionStore
 BRANCH = "live-swe/issue-7"
 FIX = bash_reply("sed -i 's/a - b/a + b/' calc.py && cat calc.py", "Fix the operator.")
 LOOK = bash_reply("env | sort | head -50", "Look around.")  # the token must not be in what the agent sees
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    server = FakeGitHub().start()
-    server.add_issue(7, "add() subtracts instead of adding",
-                     "calc.add(2, 3) returns -1.\n$(echo pwned) `rm -rf /` ${{ github.token }}",
-                     comments=[("alice", "confirmed on main"), ("github-actions[bot]", f"{MARKER}\nold status")])
-    server.permissions.update({"maint": "maintain", "owner": "admin", "reader": "read", "triager": "triage"})
-    monkeypatch.setenv("GITHUB_TOKEN", server.token)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
-    monkeypatch.delenv("GITHUB_ACTOR", raising=False)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def world(tmp_path):
-    """A bare ``origin`` and a clean checkout of it on main."""
-    seed = make_git_repo(tmp_path / "seed", {"calc.py": "def add(a, b):\n    return a - b\n", "README.md": "# calc\n"})
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
-    checkout = tmp_path / "checkout"
-    subprocess.run(["git", "clone", "-q", str(origin), str(checkout)], check=True)
-    return origin, checkout
 
 
 def client(fake: FakeGitHub) -> GitHubClient:
