@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 from live_swe.config import KernelLimits
 from live_swe.errors import UserError
 from live_swe.infra.git import Identity, user_identity
-from live_swe.session.store import SessionStore, new_session_id
+from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
     AgentBridge,
@@ -239,14 +239,14 @@ class LiveSweApp(App):
     def _resume(self, session_id: str | None) -> None:
         if not session_id:
             return
-        session = self.store.open(session_id)
-        meta = session.meta
-        events, _problems = session.events()
         try:
+            session = self.store.open(session_id)
+            events, _problems = session.events()
             start = trusted_start(session, events)  # where the session started, not what meta.json says now
-        except UserError as exc:
+        except (UserError, SessionError) as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
+        meta = session.meta
         if start.repo:
             self.repo = Path(start.repo)
             self._worktree()  # the person's identity, read before the agent runs again
