@@ -15,7 +15,15 @@ from attack_helpers import plant_traps, sprung
 from conftest import SUBMIT, bash_reply, make_git_repo, run_git, write_script
 from fake_github import FakeGitHub
 from test_evolution_support import FIND_DEF, tool_reply
-from test_github_action import BASE_INPUTS, fake_venv, outputs, run_step, step_environment
+from test_github_action import (
+    BASE_INPUTS,
+    action,
+    example_workflow,
+    fake_venv,
+    outputs,
+    run_step,
+    step_environment,
+)
 from test_github_resolve import BRANCH, FIX, _replies, client, origin_has
 
 from live_swe.github.resolve import ResolveOptions, resolve_issue
@@ -113,3 +121,10 @@ def test_the_action_uploads_a_redacted_copy_of_the_session(tmp_path):
             assert secret not in done.stdout + done.stderr
     finally:
         github.stop()
+
+
+def test_the_documented_workflow_uploads_the_redacted_copy_only():
+    for job in example_workflow()["jobs"].values():
+        [upload] = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+        assert upload["with"]["path"] == "${{ steps.live-swe.outputs.artifact }}"
+    assert "redacted" in action()["outputs"]["artifact"]["description"]
