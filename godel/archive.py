@@ -19,7 +19,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator
@@ -31,14 +30,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from live_swe.errors import UserError
+from live_swe.infra.git import Git, GitFailed, Identity, init
 from live_swe.scaffolding.scaffold import ScaffoldError
 
 NODE_ID_RE = re.compile(r"^n[0-9]{1,9}$")
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
-_GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "live-swe", "GIT_AUTHOR_EMAIL": "live-swe@localhost",
-    "GIT_COMMITTER_NAME": "live-swe", "GIT_COMMITTER_EMAIL": "live-swe@localhost",
-}
+_IDENTITY = Identity("live-swe", "live-swe@localhost")
 
 
 class ArchiveError(UserError):
@@ -124,18 +121,18 @@ class Archive:
         return self.root / "runs"
 
     # -- git
-    def _git(self, *args: str, env: dict[str, str] | None = None, input: bytes | None = None) -> bytes:
-        full_env = {**os.environ, "GIT_DIR": str(self.repo), **_GIT_IDENTITY, **(env or {})}
-        result = subprocess.run(["git", *args], env=full_env, input=input, capture_output=True)
-        if result.returncode != 0:
-            raise ArchiveError(f"archive git {args[0]} failed in {self.repo}: "
-                               f"{result.stderr.decode(errors='replace').strip()[:400]}")
-        return result.stdout
+    def _git(self, *args: str, work_tree: Path | None = None, index: Path | None = None) -> bytes:
+        """git on the archive repository, under the kernel's rules (``live_swe.infra.git``)."""
+        git = Git(git_dir=self.repo, work_tree=work_tree, config=_IDENTITY.config(),
+                  env={"GIT_INDEX_FILE": str(index)} if index else None)
+        try:
+            return git.run(*args, binary=True)
+        except GitFailed as exc:
+            raise ArchiveError(f"archive git {args[0]} failed in {self.repo}: {exc.detail[:400]}") from None
 
     def _ensure_repo(self) -> None:
         if not (self.repo / "HEAD").exists():
-            self.repo.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["git", "init", "-q", "--bare", str(self.repo)], check=True, capture_output=True)
+            init(self.repo, bare=True)
 
     @contextmanager
     def lock(self) -> Iterator[None]:
@@ -157,9 +154,9 @@ class Archive:
         with tempfile.TemporaryDirectory(prefix="live-swe-snapshot-") as tmp:
             clean = Path(tmp) / "tree"
             shutil.copytree(directory, clean, ignore=_IGNORE, symlinks=True)
-            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_WORK_TREE": str(clean)}
-            self._git("add", "-A", "--force", ".", env=env)
-            return self._git("write-tree", env=env).decode().strip()
+            index = Path(tmp) / "index"
+            self._git("add", "-A", "--force", ".", work_tree=clean, index=index)
+            return self._git("write-tree", work_tree=clean, index=index).decode().strip()
 
     def _commit(self, tree: str, parent_commit: str | None, message: str) -> str:
         args = ["commit-tree", tree, "-m", message]
@@ -226,7 +223,7 @@ class Archive:
         if not node.parent:
             return ""
         parent = self.get(node.parent)
-        return self._git("diff", parent.commit, node.commit).decode(errors="replace")
+        return self._git("diff", "--no-ext-diff", "--no-textconv", parent.commit, node.commit).decode(errors="replace")
 
     # -- validations
     def record_validation(self, record: dict[str, Any]) -> str:

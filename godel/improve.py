@@ -6,11 +6,12 @@ repository holds when the run ends.
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from live_swe.infra.git import Git, Identity, init
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
@@ -28,21 +29,15 @@ class Improvement:
 Improve = Callable[[Path, str, Path], Improvement]
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(repo),
-                        "GIT_AUTHOR_NAME": "live-swe", "GIT_AUTHOR_EMAIL": "live-swe@localhost",
-                        "GIT_COMMITTER_NAME": "live-swe", "GIT_COMMITTER_EMAIL": "live-swe@localhost"})
-
-
 def scaffold_repository(parent_scaffold: Path, repo: Path) -> None:
     """A fresh git repository whose first commit is the parent's scaffold."""
     if repo.exists():
         shutil.rmtree(repo)
     shutil.copytree(parent_scaffold, repo, ignore=_IGNORE)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "parent scaffold")
+    init(repo)
+    git = Git(repo, config=Identity("live-swe", "live-swe@localhost").config())
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "parent scaffold")
 
 
 class AgentImprover:

@@ -12,8 +12,10 @@ from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.config import KernelLimits, home
 from live_swe.environments.base import Environment
+from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
 from live_swe.session.store import Session, SessionStore
+from live_swe.session.trust import check_same_repository, record_base, record_start, trusted_start
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
 
@@ -142,12 +144,15 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         parent=request.parent,
         extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir, **request.extra},
     )
+    record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
+                 model=request.model, limits=request.limits)
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
         env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels)
         session.meta.repo_dir = env.repo_dir
         session.meta.base_commit = base_commit(env)
+        record_base(session, session.meta.base_commit)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session))
@@ -162,8 +167,12 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
 
 def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
-               limits: KernelLimits | None = None) -> RunResult:
-    """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent."""
+               limits: KernelLimits | None = None, limit_overrides: dict | None = None) -> RunResult:
+    """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent.
+
+    It runs where the kernel recorded the session's start (repository, environment, model, budgets),
+    whatever meta.json says now; ``limits`` replaces the budgets, ``limit_overrides`` (the person's
+    new budgets) replaces some of them."""
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
@@ -176,21 +185,29 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
             f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
             f"with `live-swe run --scaffold session:{session_id}`)"
         )
-    limits = limits or KernelLimits(**meta.extra.get("limits", {}))
-    model = _model(meta.model, hooks)
     events, problems = session.events()
+    start = trusted_start(session, events)
+    repo = Path(start.repo) if start.repo else None
+    if repo is not None and start.base_commit:
+        check_same_repository(repo, start.base_commit, session_id)
+    limits = limits or start.kernel_limits(limit_overrides)
+    model = _model(start.model, hooks)
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})
     messages = [e["message"] for e in events if e.get("t") == "message"]
     steps = [e for e in events if e.get("t") == "step"]
     meta.steps = max([e.get("step", 0) for e in steps], default=0)
     meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
+    meta.elapsed = max(meta.elapsed, max((e.get("elapsed") or 0.0 for e in steps), default=0.0))
+    meta.base_commit = start.base_commit
     meta.status = "running"
     env = None
     try:
-        repo = Path(meta.repo) if meta.repo else None
-        env = _make_env(session, meta.env, meta.image, repo, meta.extra.get("repo_dir", "/testbed"))
-        if meta.env == "docker":
+        env = _make_env(session, start.env, start.image, repo, start.repo_dir)
+        if not meta.base_commit:  # the first run stopped before it knew its starting commit
+            meta.base_commit = base_commit(env)
+            record_base(session, meta.base_commit)
+        if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks)
         if messages:
@@ -227,7 +244,8 @@ def _restore_container_work(session: Session, env: Environment) -> None:
         env.copy_in(Path(handle.name), "/tmp/live-swe-resume.diff")
     finally:
         os.unlink(handle.name)
-    out = env.execute("git apply --binary /tmp/live-swe-resume.diff && rm -f /tmp/live-swe-resume.diff", timeout=120)
+    out = env.execute(shell_prelude() + f"{SHELL_GIT} apply --binary /tmp/live-swe-resume.diff && "
+                      "rm -f /tmp/live-swe-resume.diff", timeout=120)
     if out.returncode != 0:
         raise EnvironmentError_(
             f"could not put the session's changes back into the new container ({out.text.strip()[:300]}); "

@@ -7,6 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fake_github import FakeGitHub
+
+from live_swe.github.summary import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("LIVE_SWE_TEST_BASE_IMAGE", "live-swe-base")
@@ -54,6 +57,34 @@ def git_repo(tmp_path) -> Path:
             "README.md": "# calc\n",
         },
     )
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """A fake GitHub on loopback with issue #7, and the variables the action sets pointing at it."""
+
+
+    server = FakeGitHub().start()
+    server.add_issue(7, "add() subtracts instead of adding",
+                     "calc.add(2, 3) returns -1.\n$(echo pwned) `rm -rf /` ${{ github.token }}",
+                     comments=[("alice", "confirmed on main"), ("github-actions[bot]", f"{MARKER}\nold status")])
+    server.permissions.update({"maint": "maintain", "owner": "admin", "reader": "read", "triager": "triage"})
+    monkeypatch.setenv("GITHUB_TOKEN", server.token)
+    monkeypatch.setenv("GITHUB_API_URL", server.url)
+    monkeypatch.delenv("GITHUB_ACTOR", raising=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def world(tmp_path):
+    """A bare ``origin`` and a clean checkout of it on main."""
+    seed = make_git_repo(tmp_path / "seed", {"calc.py": "def add(a, b):\n    return a - b\n", "README.md": "# calc\n"})
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", str(origin), str(checkout)], check=True)
+    return origin, checkout
 
 
 def write_script(path: Path, replies: list) -> Path:

@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SUBMIT, bash_reply, make_git_repo, run_git, write_script
+from conftest import SUBMIT, bash_reply, run_git, write_script
 from fake_github import FakeGitHub
 
 from live_swe.errors import UserError
 from live_swe.github.api import GitHubClient, GitHubError
-from live_swe.github.gitops import GitError, auth_environment
+from live_swe.github.gitops import GitError, auth_config
 from live_swe.github.resolve import ResolveOptions, issue_task, resolve_issue
 from live_swe.github.summary import MARKER
 from live_swe.models.scripted import ScriptedModel
@@ -25,31 +25,6 @@ from live_swe.session.store import SessionStore
 BRANCH = "live-swe/issue-7"
 FIX = bash_reply("sed -i 's/a - b/a + b/' calc.py && cat calc.py", "Fix the operator.")
 LOOK = bash_reply("env | sort | head -50", "Look around.")  # the token must not be in what the agent sees
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    server = FakeGitHub().start()
-    server.add_issue(7, "add() subtracts instead of adding",
-                     "calc.add(2, 3) returns -1.\n$(echo pwned) `rm -rf /` ${{ github.token }}",
-                     comments=[("alice", "confirmed on main"), ("github-actions[bot]", f"{MARKER}\nold status")])
-    server.permissions.update({"maint": "maintain", "owner": "admin", "reader": "read", "triager": "triage"})
-    monkeypatch.setenv("GITHUB_TOKEN", server.token)
-    monkeypatch.setenv("GITHUB_API_URL", server.url)
-    monkeypatch.delenv("GITHUB_ACTOR", raising=False)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def world(tmp_path):
-    """A bare ``origin`` and a clean checkout of it on main."""
-    seed = make_git_repo(tmp_path / "seed", {"calc.py": "def add(a, b):\n    return a - b\n", "README.md": "# calc\n"})
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
-    checkout = tmp_path / "checkout"
-    subprocess.run(["git", "clone", "-q", str(origin), str(checkout)], check=True)
-    return origin, checkout
 
 
 def client(fake: FakeGitHub) -> GitHubClient:
@@ -325,13 +300,12 @@ def test_base_branch_from_origin(fake, world, tmp_path):
 
 def test_https_remotes_get_a_scoped_header_and_others_none():
     token = "ghs_abcdefghijklmnop"
-    env = auth_environment("https://github.example/octo/calc.git", token)
-    assert env["GIT_CONFIG_KEY_1"] == "http.https://github.example/.extraheader"
-    assert env["GIT_CONFIG_VALUE_0"] == "" and env["GIT_CONFIG_VALUE_1"].startswith("AUTHORIZATION: basic ")
-    assert token not in json.dumps(env)
+    [(key, cleared), (same_key, header)] = auth_config("https://github.example/octo/calc.git", token)
+    assert key == same_key == "http.https://github.example/.extraheader"
+    assert cleared == "" and header.startswith("AUTHORIZATION: basic ") and token not in header
     for remote in ("/srv/origin.git", "file:///srv/origin.git", "git@github.com:octo/calc.git",
                    "http://plain.example/octo/calc.git"):
-        assert "GIT_CONFIG_COUNT" not in auth_environment(remote, token)
+        assert auth_config(remote, token) == []
 
 
 # -- the command line, in a subprocess, as the action runs it

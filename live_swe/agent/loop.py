@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from live_swe.agent.observation import output_context
 from live_swe.agent.parse import BASH_TOOL, FormatError, parse_action
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
+from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.render import render
 from live_swe.session.store import Session
@@ -89,6 +91,8 @@ class Agent:
         self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
         self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
         self._system_scaffold = None  # the scaffold messages[0] was rendered from
+        # The secrets this process holds never reach the model, the hooks or the log.
+        self._redact = redactor()
         for seam in (self.guard, self.hooks):
             attach = getattr(seam, "attach", None)
             if callable(attach):
@@ -132,7 +136,8 @@ class Agent:
         return context
 
     def _render(self, role: str, **extra: Any) -> str:
-        return render(self.guard.current.template(role), self._context(**extra))
+        # a scaffold is agent-written: a tool description may carry what a command printed
+        return self._redact(render(self.guard.current.template(role), self._context(**extra)))
 
     def system_message(self) -> dict[str, Any]:
         return {"role": "system", "content": self._render("system")}
@@ -199,7 +204,10 @@ class Agent:
         scaffold = self.guard.current
         fmt = scaffold.policy.action_format
         self._refresh_system_message()
-        outgoing = self.hooks.transform_messages(self._apply_context_policy(self.messages), self.step)
+        prepared = self._apply_context_policy(self.messages)
+        outgoing = self.hooks.transform_messages(prepared, self.step)
+        if outgoing is not prepared:  # whatever the hooks put in is redacted too
+            outgoing = [self._redacted_message(m) for m in outgoing]
         reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
         self.cost += reply.cost
         self.add_message(reply.to_message())
@@ -213,6 +221,7 @@ class Agent:
         if command is None:
             return
         output = self.env.execute(command, timeout=self.limits.command_timeout)
+        output = dataclasses.replace(output, text=self._redact(output.text))
         if is_submission(output):
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
             raise _Stop("submitted")
@@ -220,7 +229,7 @@ class Agent:
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
         notes += self.guard.after_step(self.step, reply.content)
-        observation = "\n\n".join([observation] + [n for n in notes if n])
+        observation = self._redact("\n\n".join([observation] + [n for n in notes if n]))
         self._reply_to(reply, observation)
         self.emit({
             "t": "step", "step": self.step, "command": command, "returncode": output.returncode,
@@ -299,6 +308,10 @@ class Agent:
         comment = f" The user says: {decision.comment}" if decision.comment else ""
         self._reply_to(reply, f"The user rejected this command; it was not run.{comment}")
         return None
+
+    def _redacted_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        content = message.get("content")
+        return {**message, "content": self._redact(content)} if isinstance(content, str) else message
 
     def _apply_context_policy(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         keep = self.guard.current.policy.context.keep_last_observations

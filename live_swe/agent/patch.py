@@ -2,6 +2,8 @@
 
 Computed inside the environment with a throwaway index, so the user's own index is untouched.
 Anything under live-swe's own folders is excluded: tools and scaffold never leak into a patch.
+git runs there under the kernel's rules (``live_swe.infra.git.shell_prelude``): the repository's
+hooks, fsmonitor, filters and external diff never run, whatever its ``.git/config`` says.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import shlex
 
 from live_swe.environments.base import Environment, EnvironmentError_
+from live_swe.infra.git import SHELL_GIT as GIT
+from live_swe.infra.git import shell_prelude
 
 # live-swe's own folder, and interpreter caches that running the tests leaves behind (binary,
 # different on every run, never part of a fix).
@@ -16,7 +20,7 @@ EXCLUDED = (".live-swe", "**/__pycache__/**", "**/*.pyc")
 
 
 def base_commit(env: Environment) -> str:
-    out = env.execute("git rev-parse --verify HEAD", timeout=30)
+    out = env.execute(shell_prelude() + f"{GIT} rev-parse --verify HEAD", timeout=30)
     if out.returncode != 0:
         raise EnvironmentError_(
             f"{env.repo_dir} is not a git repository with at least one commit "
@@ -33,12 +37,13 @@ def diff_command(base: str, extra_excludes: tuple[str, ...] = (), index_file: st
     excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
     idx = shlex.quote(index_file) if index_file else '"$(mktemp -u)"'
     cleanup = "" if index_file else 'rm -f "$idx"; '
-    return (
-        f'real="$(git rev-parse --git-path index)" && idx={idx} && '
-        '{ [ -f "$idx" ] || cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" git read-tree HEAD; } && '
+    return shell_prelude() + (
+        f'real="$({GIT} rev-parse --git-path index)" && idx={idx} && '
+        f'{{ [ -f "$idx" ] || cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" {GIT} read-tree HEAD; }} && '
         'export GIT_INDEX_FILE="$idx" && '
-        '{ git add -A . 2>/dev/null || { rm -f "$idx" && git read-tree HEAD && git add -A .; }; } '
-        f"&& git -c core.quotepath=off diff --cached --binary {shlex.quote(base)} -- . {excludes}; "
+        f'{{ {GIT} add -A . 2>/dev/null || {{ rm -f "$idx" && {GIT} read-tree HEAD && {GIT} add -A .; }}; }} '
+        f"&& {GIT} -c core.quotepath=off diff --cached --binary --no-ext-diff --no-textconv {shlex.quote(base)} "
+        f"-- . {excludes}; "
         f"rc=$?; {cleanup}exit $rc"
     )
 

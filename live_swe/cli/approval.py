@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from live_swe.agent.interfaces import Decision
+from live_swe.cli.common import terminal_safe
 
 
 class TerminalApprover:
@@ -16,7 +17,7 @@ class TerminalApprover:
     def __call__(self, command: str) -> Decision:
         if self.approve_all:
             return Decision("approve")
-        self.say(f"\nThe agent wants to run:\n  {command}")
+        self.say(f"\nThe agent wants to run:\n  {terminal_safe(command)}")
         while True:
             answer = self.ask("[y] run  [e] edit  [r] reject  [a] run all from now on > ").strip().lower()
             if answer in ("", "y", "yes"):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
+
+from live_swe.infra.redact import redact
 
 # Exit codes: 0 success / submitted, 1 the run ended without a submission, 2 bad input.
 EXIT_NOT_SUBMITTED = 1
@@ -33,7 +36,34 @@ def _known_errors() -> tuple[type[BaseException], ...]:
 
 # Set by a command run with --json: a failure then also prints its one JSON object on stdout.
 _json_failure: Callable[[], dict[str, Any]] | None = None
-_clean: Callable[[str], str] = str  # what every error message goes through before it is shown
+
+
+# C0 and C1 control characters except tab and newline (escape sequences start with ESC or CSI),
+# and the bidirectional overrides that make text read differently than it runs.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with its control characters written out (``\\x1b``) instead of acted on by a terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
+def shown(text: str) -> str:
+    """What may be printed of session text: redacted, and safe for a terminal."""
+    return terminal_safe(redact(text))
+
+
+def shown_exact(text: str) -> str:
+    """Text whose bytes matter (a patch): redacted; written out only when the output is a terminal."""
+    text = redact(text)
+    return terminal_safe(text) if sys.stdout.isatty() else text
+
+
+def print_json(data: Any) -> None:
+    """One JSON document on stdout, redacted (``json.dumps`` already escapes control characters)."""
+    import json
+
+    print(redact(json.dumps(data)))
 
 
 def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:
@@ -42,19 +72,11 @@ def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:
     _json_failure = fields
 
 
-def clean_messages(clean: Callable[[str], str]) -> None:
-    """From now on, error messages go through ``clean`` (e.g. redacting secrets) before they are shown."""
-    global _clean
-    _clean = clean
-
-
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    message = _clean(message)
-    print(f"live-swe: error: {message}", file=sys.stderr)
+    message = redact(message)  # a token or key must never reach a log or the action's outputs
+    print(f"live-swe: error: {terminal_safe(message)}", file=sys.stderr)
     if _json_failure is not None:
-        import json
-
-        print(json.dumps({**_json_failure(), "status": "error", "message": message}))
+        print_json({**_json_failure(), "status": "error", "message": message})
     raise typer.Exit(code)
 
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly
+from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly, shown, shown_exact, terminal_safe
+from live_swe.infra.git import Git, Identity, init
 
 DEMO_STEP_LIMIT = 20
 DEMO_TEST_COMMAND = ("python3", "-m", "unittest", "-q")
@@ -31,9 +32,8 @@ def demo_task() -> str:
 # Fixed dates for the demo's files and commit: what the model sees (`ls -la`, `git log`) is the
 # same on every run, so a run at temperature 0 repeats exactly.
 _DEMO_TIME = 1_704_067_200  # 2024-01-01 00:00 UTC
-_DEMO_GIT_ENV = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-                 "GIT_AUTHOR_NAME": "live-swe demo", "GIT_AUTHOR_EMAIL": "demo@live-swe.invalid",
-                 "GIT_COMMITTER_NAME": "live-swe demo", "GIT_COMMITTER_EMAIL": "demo@live-swe.invalid"}
+_DEMO_GIT_DATES = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z"}
+_DEMO_IDENTITY = Identity("live-swe demo", "demo@live-swe.invalid")
 
 
 def default_demo_dir() -> Path:
@@ -53,12 +53,8 @@ def make_demo_repo(target: Path | None = None) -> Path:
     repo.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(resource_path("evals", "demo", "repo"), repo,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    env = {**os.environ, **_DEMO_GIT_ENV}
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
-
-    git("init", "-q", "-b", "main")
+    init(repo)
+    git = Git(repo, config=_DEMO_IDENTITY.config(), env=_DEMO_GIT_DATES).run
     git("add", "-A")
     git("commit", "-q", "-m", "shop: initial version")
     for folder, dirs, files in os.walk(repo, topdown=False):
@@ -85,7 +81,7 @@ class _Printer:
         if not self.streaming:
             self.streaming = True
             print("", file=sys.stderr)
-        print(text, end="", file=sys.stderr, flush=True)
+        print(terminal_safe(text), end="", file=sys.stderr, flush=True)
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("t")
@@ -95,7 +91,7 @@ class _Printer:
         if kind == "step":
             print(f"  -> [step {event['step']}] exit code {event['returncode']}", file=sys.stderr, flush=True)
         elif kind == "format_error":
-            print(f"  -> [step {event['step']}] format error: {event['reason']}", file=sys.stderr, flush=True)
+            print(shown(f"  -> [step {event['step']}] format error: {event['reason']}"), file=sys.stderr, flush=True)
 
 
 class _StreamingModel:
@@ -135,7 +131,7 @@ def demo(
           + (f" ({result.message})" if result.message else ""), file=sys.stderr)
     if result.patch:
         print("final patch:", file=sys.stderr)
-        print(result.patch)
+        print(shown_exact(result.patch))
     passed = demo_tests_pass(repo)
     print(f"demo tests ({' '.join(DEMO_TEST_COMMAND)}): {'pass' if passed else 'FAIL'}", file=sys.stderr)
     if result.status != "submitted" or not passed:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -10,7 +9,14 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, clean_messages, fail, fail_as_json, friendly
+from live_swe.cli.common import (
+    EXIT_NOT_SUBMITTED,
+    fail,
+    fail_as_json,
+    friendly,
+    print_json,
+    shown,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -21,20 +27,18 @@ def _group() -> None:
 
 
 def _stderr(line: str) -> None:
-    print(f"[live-swe] {line}", file=sys.stderr, flush=True)
+    print(f"[live-swe] {shown(line)}", file=sys.stderr, flush=True)
 
 
 def _progress(event: dict[str, Any]) -> None:
-    from live_swe.github.redact import redact
-
     kind = event.get("t")
     if kind == "step":
         command = (event.get("command") or "").splitlines()[0][:100] if event.get("command") else ""
-        _stderr(redact(f"step {event['step']} rc={event.get('returncode')} $ {command}"))
+        _stderr(f"step {event['step']} rc={event.get('returncode')} $ {command}")
     elif kind == "format_error":
         _stderr(f"step {event.get('step')}: format error")
     elif kind in ("scaffold", "tool"):
-        _stderr(redact(f"step {event.get('step')}: {kind} {event.get('kind')} {event.get('name') or ''}".rstrip()))
+        _stderr(f"step {event.get('step')}: {kind} {event.get('kind')} {event.get('name') or ''}".rstrip())
 
 
 @app.command("resolve")
@@ -56,11 +60,9 @@ def resolve(
     Reads GITHUB_TOKEN and GITHUB_API_URL from the environment (never from the command line).
     """
     from live_swe.github.api import GitHubClient
-    from live_swe.github.redact import redact
     from live_swe.github.resolve import ResolveOptions, resolve_issue
     from live_swe.runner import RunHooks
 
-    clean_messages(redact)  # a token must not reach the job log or the action's outputs
     if as_json:
         fail_as_json(lambda: {"branch": None, "pr_number": None, "pr_url": None, "session_id": None, "steps": 0,
                               "cost": 0.0})
@@ -76,7 +78,7 @@ def resolve(
     hooks = RunHooks(observers=[_progress])
     outcome = resolve_issue(options, client, hooks, log=_stderr)
     if as_json:
-        print(json.dumps(outcome.to_json()))
+        print_json(outcome.to_json())
     elif outcome.pr_url:
         print(outcome.pr_url)
     if not outcome.ok:

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, fail, fail_as_json, friendly
+from live_swe.cli.common import (
+    EXIT_NOT_SUBMITTED,
+    fail,
+    fail_as_json,
+    friendly,
+    print_json,
+    shown,
+    shown_exact,
+)
 
 
 def _progress(event: dict[str, Any]) -> None:
     kind = event.get("t")
     if kind == "step":
-        command = event["command"].splitlines()[0][:100]
-        print(f"[step {event['step']}] rc={event['returncode']} $ {command}", file=sys.stderr)
+        command = (event["command"].splitlines() or [""])[0][:100]
+        print(shown(f"[step {event['step']}] rc={event['returncode']} $ {command}"), file=sys.stderr)
     elif kind == "format_error":
-        print(f"[step {event['step']}] format error: {event['reason']}", file=sys.stderr)
+        print(shown(f"[step {event['step']}] format error: {event['reason']}"), file=sys.stderr)
     elif kind == "scaffold":
-        print(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}", file=sys.stderr)
+        print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
+              file=sys.stderr)
 
 
 def _approver(yolo: bool):
@@ -35,12 +43,12 @@ def _approver(yolo: bool):
 
 def _report(result, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(result.to_json()))
+        print_json(result.to_json())
     else:
-        print(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
-              + (f" ({result.message})" if result.message else ""), file=sys.stderr)
+        print(shown(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
+                    + (f" ({result.message})" if result.message else "")), file=sys.stderr)
         if result.patch:
-            print(result.patch)
+            print(shown_exact(result.patch))
     if result.status != "submitted":
         raise typer.Exit(EXIT_NOT_SUBMITTED)
 
@@ -116,7 +124,7 @@ def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
 
     In docker without ``--repo``, this directory is copied in when it is a repository; otherwise the
     image's own repository at ``repo_dir`` is used (SWE-bench images)."""
-    from live_swe.environments.local import repository_problem
+    from live_swe.infra.git import repository_problem
 
     if repo is None and env == "docker":
         if repository_problem(Path.cwd()) is not None:
@@ -141,16 +149,10 @@ def resume(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
-    from live_swe.config import KernelLimits
     from live_swe.runner import RunHooks, resume_run
-    from live_swe.session.store import SessionStore
 
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    limits = None
-    if any(value is not None for value in overrides.values()):
-        saved = SessionStore.default().open(session_id).meta.extra.get("limits", {})
-        limits = KernelLimits(**{**saved, **{k: v for k, v in overrides.items() if v is not None}})
-    _report(resume_run(session_id, hooks, limits=limits), as_json)
+    _report(resume_run(session_id, hooks, limit_overrides=overrides), as_json)

@@ -1,4 +1,9 @@
-"""``live-swe sessions ...``: list, show and export sessions."""
+"""``live-swe sessions ...``: list, show and export sessions.
+
+Whatever a session holds is shown redacted of the secrets this process holds, and on a terminal
+with control characters written out (a session may come from elsewhere: its task, events and patch
+are data, never escape sequences for your terminal).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from pathlib import Path
 
 import typer
 
-from live_swe.cli.common import fail, friendly
+from live_swe.cli.common import fail, friendly, print_json, shown, shown_exact
+from live_swe.infra.redact import redact
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -20,16 +26,16 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
 
     metas = SessionStore.default().list()
     if as_json:
-        print(json.dumps([
+        print_json([
             {"id": m.id, "status": m.status, "task": m.task, "model": m.model, "steps": m.steps, "cost": m.cost,
              "created_at": m.created_at} for m in metas
-        ]))
+        ])
         return
     if not metas:
         print("no sessions yet; start one with `live-swe run --task ...`")
     for m in metas:
         task = " ".join(m.task.split())[:60]
-        print(f"{m.id}  {m.status:<16} {m.steps:>4} steps  ${m.cost:>7.4f}  {task}")
+        print(shown(f"{m.id}  {m.status:<16} {m.steps:>4} steps  ${m.cost:>7.4f}  {task}"))
 
 
 @app.command("show")
@@ -41,40 +47,47 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
 
     data = summary(SessionStore.default().open(session_id))
     if as_json:
-        print(json.dumps(data))
+        print_json(data)
         return
     for key in ("id", "status", "model", "env", "steps", "cost", "created_at", "exit_message"):
-        print(f"{key:>13}: {data[key]}")
-    print(f"{'task':>13}: {data['task'].strip()}")
+        print(shown(f"{key:>13}: {data[key]}"))
+    print(shown(f"{'task':>13}: {data['task'].strip()}"))
     if "tools" in data:
         changes = data["scaffold_changes"]
-        print(f"{'tools':>13}: {', '.join(data['tools']) or '-'}")
+        print(shown(f"{'tools':>13}: {', '.join(data['tools']) or '-'}"))
         print(f"{'scaffold':>13}: {sum(c['accepted'] for c in changes)} accepted, "
               f"{sum(c['kind'] == 'reject' for c in changes)} refused, "
               f"{sum(c['kind'] == 'rollback' for c in changes)} rolled back (`live-swe sessions log {data['id']}`)")
     for problem in data["log_problems"]:
-        print(f"      warning: {problem}")
+        print(shown(f"      warning: {problem}"))
     if data["patch"]:
-        print("\n" + data["patch"])
+        print("\n" + shown_exact(data["patch"]))
 
 
 @app.command("export")
 @friendly
 def export(
     session_id: str,
-    fmt: str = typer.Option("mini", "--format", help="mini: a mini-swe-agent trajectory file."),
+    fmt: str = typer.Option("mini", "--format", help="mini: a mini-swe-agent trajectory file. session: a "
+                            "redacted copy of the session folder (to share or upload), written into --out DIR."),
     out: Path = typer.Option(None, "--out", "-o", help="Write here instead of standard output."),
 ) -> None:
-    """Export a session's trajectory."""
-    from live_swe.session.export import mini_trajectory
+    """Export a session's trajectory, or a redacted copy of the whole session."""
+    from live_swe.session.export import mini_trajectory, redacted_copy
     from live_swe.session.store import SessionStore
 
+    if fmt == "session":
+        if out is None:
+            fail("--format session writes a folder: give it with --out DIR")
+        target = redacted_copy(SessionStore.default().open(session_id), out)
+        print(shown(f"wrote a redacted copy of session {session_id} to {target}"))
+        return
     if fmt != "mini":
-        fail(f"unknown export format {fmt!r}; the supported format is mini")
-    text = json.dumps(mini_trajectory(SessionStore.default().open(session_id)), indent=2)
+        fail(f"unknown export format {fmt!r}; the supported formats are mini and session")
+    text = redact(json.dumps(mini_trajectory(SessionStore.default().open(session_id)), indent=2))
     if out:
         out.write_text(text)
-        print(f"wrote {out}")
+        print(shown(f"wrote {out}"))
     else:
         print(text)
 
@@ -88,7 +101,7 @@ def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json"))
 
     changes = scaffold_changes(SessionStore.default().open(session_id).events()[0])
     if as_json:
-        print(json.dumps(changes))
+        print_json(changes)
         return
     if not changes:
         print(f"session {session_id} made no scaffold changes")
@@ -100,7 +113,7 @@ def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json"))
         line += f"  — {change['reason']}" if change["reason"] else ""
         if change["why"]:
             line += f"  [{change['why']}]"
-        print(" ".join(line.split("\n")))
+        print(shown(" ".join(line.split("\n"))))
 
 
 @app.command("diff")
@@ -116,4 +129,4 @@ def scaffold_diff(
     history = history_of(SessionStore.default().open(session_id))
     if not history.exists():
         fail(f"session {session_id} has no scaffold history (it started before self-evolution was recorded)")
-    print(history.diff(rev), end="")
+    print(shown_exact(history.diff(rev)), end="")

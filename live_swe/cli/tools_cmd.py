@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from live_swe.cli.common import friendly
+from live_swe.cli.common import friendly, shown
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -25,7 +25,7 @@ def list_tools(as_json: bool = typer.Option(False, "--json")) -> None:
     if not tools:
         print(f"no tools in the library ({library_dir()}); promote one with `live-swe tools promote SESSION_ID NAME`")
     for tool in tools:
-        print(f"{tool.name:<20} {tool.description}\n{'':<20} usage: {tool.usage}")
+        print(shown(f"{tool.name:<20} {tool.description}") + "\n" + shown(f"{'':<20} usage: {tool.usage}"))
 
 
 @app.command("promote")

@@ -148,7 +148,7 @@ class GatedScaffold:
                 if not _is_junk(rel) and not any(rel == f"{scaffold.policy.tools_dir}/{n}" for n, _ in refused)}
         self._settle(keep)
         self.history.create()
-        self.history.commit(f"starting scaffold ({ref})")
+        self.history.commit(f"starting scaffold ({ref})", record=self._record_head)
         self._scaffold = self._load()
         for name in registered:
             self._emit({"t": "tool", "kind": "registered", "step": 0, "name": name, "why": ""})
@@ -157,8 +157,10 @@ class GatedScaffold:
             self._notes.append(f"Scaffold: the tool `{name}` from the starting scaffold was not registered: {why}.")
 
     def _resume(self) -> None:
-        """An existing session: the tree is reset to the last accepted commit, exactly."""
+        """An existing session: the history is put back on the last commit the kernel recorded, and
+        the tree reset to it exactly."""
         self.root.mkdir(parents=True, exist_ok=True)
+        self._adopt_recorded_head()
         discarded = self.history.restore_head()
         self._settle(snapshot(self.root))
         self._scaffold = self._load()
@@ -171,6 +173,34 @@ class GatedScaffold:
                         "reason": "resume", "why": why, "rev": self.history.head()})
             self._notes.append(f"Scaffold: on resume, unchecked changes to {', '.join(discarded)} were discarded; "
                                "the scaffold is the last accepted version.")
+
+    def _record_head(self, rev: str) -> None:
+        """The kernel's own record of each commit, written before the history moves to it."""
+        self.session.append({"t": "history", "rev": rev, "step": self._step, "ts": round(time.time(), 3)})
+
+    def _adopt_recorded_head(self) -> None:
+        """Commits written into the history by anything but the kernel are discarded (and logged):
+        the history goes back to the last commit the session log records."""
+        recorded = recorded_head(self.session.events()[0])
+        head = self.history.head()
+        if recorded is None:
+            recorded = self.history.root_commit()  # a session from before heads were recorded
+        if recorded == head:
+            return
+        if not self.history.is_commit(recorded):
+            raise ScaffoldError(f"session {self.session.id}: its scaffold history {self.history.git_dir} lacks commit "
+                                f"{recorded[:10]}, the last one its log records; the session cannot be resumed "
+                                "(start a new one, e.g. with --scaffold session:ID of an intact session)")
+        self.history.move_to(recorded)
+        if self.history.is_ancestor(head, recorded):
+            return  # killed between recording a commit and moving to it: the kernel's own commit
+        files = self.history.changed_files(recorded, head)
+        why = (f"the history held commit {head[:10]}, which the kernel never recorded; it was discarded and the "
+               f"scaffold is back at {recorded[:10]}")
+        self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": files, "reason": "resume",
+                    "why": why, "rev": recorded})
+        self._notes.append(f"Scaffold: on resume, commits written straight into the scaffold history were "
+                           f"discarded ({', '.join(files) or 'no files'}); the scaffold is the last accepted version.")
 
     def _log_unlogged_commits(self) -> None:
         """A kill between a commit and its event leaves a commit the log does not show: log it now."""
@@ -278,7 +308,8 @@ class GatedScaffold:
             files = sorted(accepted)
             # git tracks files only: pass the files added, changed or deleted, not bare folders.
             tracked = [rel for rel in files if (current.get(rel) or self._accepted.get(rel) or Entry("dir", 0)).kind == "file"]
-            rev = self.history.commit(f"step {step}: {', '.join(files)}\n\n{reason or '(no reason given)'}", tracked)
+            rev = self.history.commit(f"step {step}: {', '.join(files)}\n\n{reason or '(no reason given)'}", tracked,
+                                      record=self._record_head)
             self._emit({"t": "scaffold", "kind": "commit", "step": step, "files": files, "reason": reason,
                         "why": "", "rev": rev})
             if set(files) - set(tools.values()):
@@ -317,7 +348,8 @@ class GatedScaffold:
         expected = dict(self._accepted)
         expected[filename] = Entry("file", old.mode, fallback.encode(), len(fallback.encode()))
         restore(self.root, expected, [filename])
-        rev = self.history.commit(f"step {step}: roll back {filename}\n\n{hook} failed: {why}", [filename])
+        rev = self.history.commit(f"step {step}: roll back {filename}\n\n{hook} failed: {why}", [filename],
+                                  record=self._record_head)
         self._emit({"t": "scaffold", "kind": "rollback", "step": step, "files": [filename],
                     "reason": f"hook {hook} failed", "why": why, "rev": rev})
         self._notes.append(f"Scaffold: {filename} failed ({hook}: {why}). It was rolled back to the last version "
@@ -360,6 +392,17 @@ class GatedScaffold:
     def _take_notes(self) -> list[str]:
         notes, self._notes = self._notes, []
         return notes
+
+
+def recorded_head(events: list[dict[str, Any]]) -> str | None:
+    """The last scaffold commit the session log records (a ``history`` event, or for sessions from
+    before those, a committed or rolled-back scaffold change)."""
+    for event in reversed(events):
+        kind = event.get("t")
+        if kind == "history" or (kind == "scaffold" and event.get("kind") in ("commit", "rollback")):
+            if isinstance(event.get("rev"), str) and event["rev"]:
+                return event["rev"]
+    return None
 
 
 def _is_junk(rel: str) -> bool:

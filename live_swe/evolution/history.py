@@ -4,8 +4,11 @@
 history, which the agent cannot reach (in docker only the tree is mounted). The first commit is
 the starting scaffold; every later commit is one accepted change (or a kernel rollback).
 
-Git runs with the repository's own configuration pinned (no hooks, no signing, no attribute or
-ignore files from the user's setup), so a commit and a checkout round-trip bytes and exec bits.
+git runs under the kernel's rules (:mod:`live_swe.infra.git`), and the history's own ``config`` is
+the kernel's: before each command it is rewritten if anything else was written there (hooks,
+fsmonitor, diff or filter programs never run, however they got in). Its settings pin the
+repository (no hooks, no signing, no attribute or ignore files from the user's setup), so a commit
+and a checkout round-trip bytes and exec bits.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import io
 import os
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from live_swe.environments.base import EnvironmentError_
+from live_swe.infra.git import Git, GitFailed, init
 
 _AUTHOR = "live-swe"
 _EMAIL = "live-swe@localhost"
@@ -37,6 +42,19 @@ _CONFIG = {
 }
 
 
+def _config_text() -> str:
+    sections: dict[str, list[str]] = {"core": ["\trepositoryformatversion = 0", "\tbare = false"]}
+    for key, value in _CONFIG.items():
+        section, name = key.split(".")
+        sections.setdefault(section, []).append(f"\t{name} = {value}")
+    return "".join(f"[{section}]\n" + "\n".join(lines) + "\n" for section, lines in sections.items())
+
+
+CONFIG_TEXT = _config_text()
+# Files that would make git read its config (and objects) from somewhere else.
+_REDIRECTS = ("commondir", "gitdir", "config.worktree")
+
+
 @dataclass(frozen=True)
 class Revision:
     rev: str
@@ -53,32 +71,42 @@ class ScaffoldHistory:
     def __init__(self, git_dir: Path, work_tree: Path):
         self.git_dir = Path(git_dir).absolute()
         self.work_tree = Path(work_tree).absolute()
-        self._git = None
+        # agent-chosen file names are never pathspec magic
+        self.git = Git(git_dir=self.git_dir, work_tree=self.work_tree, scan=False,
+                       env={"GIT_LITERAL_PATHSPECS": "1"})
 
     # -- plumbing
-    @property
-    def git(self):
-        if self._git is None:
-            import git
-
-            cmd = git.Git(str(self.work_tree))
-            cmd.update_environment(
-                GIT_DIR=str(self.git_dir),
-                GIT_WORK_TREE=str(self.work_tree),
-                GIT_LITERAL_PATHSPECS="1",  # agent-chosen file names are never pathspec magic
-                GIT_CONFIG_NOSYSTEM="1",
-                GIT_TERMINAL_PROMPT="0",
-            )
-            self._git = cmd
-        return self._git
-
-    def _run(self, *args: str, **kwargs: Any) -> str:
-        import git
-
+    def _pin_config(self) -> None:
+        """The history's config is the kernel's: anything else written there is replaced, unread."""
+        path = self.git_dir / "config"
         try:
-            return self.git.execute(["git", *args], **kwargs)
-        except git.GitCommandError as exc:
-            raise HistoryError(f"scaffold history {self.git_dir}: `git {args[0]}` failed: {exc.stderr.strip()[:500]}") from exc
+            with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as handle:
+                current = handle.read()
+        except OSError:
+            current = None
+        if current != CONFIG_TEXT.encode():
+            if path.is_dir() and not path.is_symlink():
+                import shutil
+
+                shutil.rmtree(path)
+            tmp = self.git_dir / f".config.{os.getpid()}.tmp"
+            tmp.unlink(missing_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(CONFIG_TEXT)
+            os.replace(tmp, path)
+        for name in _REDIRECTS:
+            if os.path.lexists(self.git_dir / name):
+                os.unlink(self.git_dir / name)
+
+    def _run(self, *args: str, binary: bool = False, input: str | None = None) -> Any:
+        if not (self.git_dir / "HEAD").exists():
+            raise HistoryError(f"scaffold history {self.git_dir} does not exist")
+        self._pin_config()
+        try:
+            return self.git.run(*args, binary=binary, input=input)
+        except GitFailed as exc:
+            raise HistoryError(f"scaffold history {self.git_dir}: `git {args[0]}` failed: {exc.detail[:500]}") from None
 
     # -- state
     def exists(self) -> bool:
@@ -96,40 +124,51 @@ class ScaffoldHistory:
 
         if self.git_dir.exists():
             shutil.rmtree(self.git_dir)  # a start that died before its first commit
-        self.git_dir.mkdir(parents=True)
-        import git
-
         try:  # a bare init (no work tree beside it); the work tree is passed on every later command
-            git.Git().execute(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(self.git_dir)])
-        except git.GitCommandError as exc:
-            raise HistoryError(f"cannot create the scaffold history {self.git_dir}: {exc.stderr.strip()}") from exc
-        # One write instead of a `git config` process per key.
-        sections: dict[str, list[str]] = {"core": ["\tbare = false"]}
-        for key, value in _CONFIG.items():
-            section, name = key.split(".")
-            sections.setdefault(section, []).append(f"\t{name} = {value}")
-        with (self.git_dir / "config").open("a") as handle:
-            for section, lines in sections.items():
-                handle.write(f"[{section}]\n" + "\n".join(lines) + "\n")
+            init(self.git_dir, bare=True)
+        except GitFailed as exc:
+            raise HistoryError(f"cannot create the scaffold history {self.git_dir}: {exc.detail}") from None
+        self._pin_config()
 
     def head(self) -> str:
         return self._run("rev-parse", "HEAD").strip()
 
     # -- writing
-    def commit(self, message: str, paths: list[str] | None = None) -> str:
-        """Commit ``paths`` (all of the tree when None) exactly as they are on disk; return the sha."""
+    def commit(self, message: str, paths: list[str] | None = None,
+               record: Callable[[str], None] | None = None) -> str:
+        """Commit ``paths`` (all of the tree when None) exactly as they are on disk; return the sha.
+
+        ``record`` is called with the new commit before the branch moves to it, so the kernel's log
+        names every commit the history holds (``resume`` adopts nothing else)."""
         if paths is None:
             self._run("add", "--all", "--force", "--", ".")
         elif paths:
             self._run("add", "--all", "--force", "--", *paths)
-        self._run("commit", "--quiet", "--allow-empty", "--no-verify", "-m", message)
-        return self.head()
+        tree = self._run("write-tree").strip()
+        try:
+            parent = ["-p", self._run("rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()]
+        except HistoryError:
+            parent = []  # the first commit
+        sha = self._run("commit-tree", tree, "-F", "-", *parent, input=message).strip()
+        if record is not None:
+            record(sha)
+        self.move_to(sha)
+        return sha
+
+    def move_to(self, rev: str) -> None:
+        """Point the branch at ``rev`` (the work tree and index are left alone)."""
+        self._run("update-ref", "HEAD", rev)
 
     def restore_head(self) -> list[str]:
-        """Reset the work tree to the last commit exactly; return the paths that were different."""
+        """Reset the work tree to the last commit exactly; return the paths that were different.
+
+        The index is rebuilt from the commit first, so nothing written into it (stat data that hides
+        a changed file) is trusted."""
         # Locks left by a process killed mid-commit; whoever restores owns the session now.
         for lock in (self.git_dir / "index.lock", self.git_dir / "HEAD.lock", *self.git_dir.glob("refs/heads/*.lock")):
             lock.unlink(missing_ok=True)
+        (self.git_dir / "index").unlink(missing_ok=True)
+        self._run("read-tree", "HEAD")
         status = self._run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored")
         changed = sorted({item[3:] for item in status.split("\0") if len(item) > 3})
         if changed:
@@ -139,12 +178,9 @@ class ScaffoldHistory:
 
     # -- reading
     def file_at(self, rev: str, path: str) -> bytes | None:
-        import git
-
         try:
-            return self.git.execute(["git", "cat-file", "blob", f"{rev}:{path}"], stdout_as_string=False,
-                                    strip_newline_in_stdout=False)
-        except git.GitCommandError:
+            return self._run("cat-file", "blob", f"{rev}:{path}", binary=True)
+        except HistoryError:
             return None
 
     def mode_at(self, rev: str, path: str) -> int | None:
@@ -157,9 +193,9 @@ class ScaffoldHistory:
             args += ["--", directory.rstrip("/") + "/"]
         return [line for line in self._run(*args).splitlines() if line]
 
-    def revisions(self) -> list[Revision]:
+    def revisions(self, rev: str = "HEAD") -> list[Revision]:
         """Newest first."""
-        out = self._run("log", "--format=%x1e%H%x1f%s%x1f%b%x1f", "--name-only", "HEAD")
+        out = self._run("log", "--no-show-signature", "--format=%x1e%H%x1f%s%x1f%b%x1f", "--name-only", rev)
         result = []
         for record in out.split("\x1e"):
             if not record.strip():
@@ -168,6 +204,24 @@ class ScaffoldHistory:
             result.append(Revision(rev.strip(), subject.strip(), body.strip(),
                                    tuple(f for f in files.splitlines() if f.strip())))
         return result
+
+    def is_commit(self, rev: str) -> bool:
+        try:
+            self._run("cat-file", "-e", f"{rev}^{{commit}}")
+            return True
+        except HistoryError:
+            return False
+
+    def is_ancestor(self, ancestor: str, rev: str) -> bool:
+        try:
+            self._run("merge-base", "--is-ancestor", ancestor, rev)
+            return True
+        except HistoryError:
+            return False
+
+    def changed_files(self, old: str, new: str) -> list[str]:
+        return [f for f in self._run("diff", "--no-ext-diff", "--no-textconv", "--name-only", "-z", old, new)
+                .split("\0") if f]
 
     def resolve(self, rev: str) -> str:
         try:
@@ -183,17 +237,22 @@ class ScaffoldHistory:
 
     def diff(self, rev: str | None = None) -> str:
         """One commit's change (against its parent), or everything since the starting scaffold."""
+        plain = ("--binary", "--no-ext-diff", "--no-textconv")
         if rev is None:
-            return self._run("diff", "--binary", self.root_commit(), "HEAD", strip_newline_in_stdout=False)
+            return self._run("diff", *plain, self.root_commit(), "HEAD")
         sha = self.resolve(rev)
         parents = self._run("rev-list", "--parents", "-n", "1", sha).split()[1:]
         if not parents:
-            return self._run("show", "--format=", "--binary", sha, strip_newline_in_stdout=False)
-        return self._run("diff", "--binary", parents[0], sha, strip_newline_in_stdout=False)
+            return self._run("show", "--format=", *plain, sha)
+        return self._run("diff", *plain, parents[0], sha)
+
+    def show(self, rev: str) -> str:
+        """One commit: its subject, then its diffstat and diff (what the TUI shows for a change)."""
+        return self._run("show", "--stat", "-p", "--no-ext-diff", "--no-textconv", "--format=%s%n", rev)
 
     def export_head(self, target: Path) -> None:
         """Write the last commit's files into ``target`` (bytes and exec bits), nothing else."""
-        data = self.git.execute(["git", "archive", "--format=tar", "HEAD"], stdout_as_string=False)
+        data = self._run("archive", "--format=tar", "HEAD", binary=True)
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             archive.extractall(target, filter="data")
 

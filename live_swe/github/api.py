@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from live_swe.errors import UserError
-from live_swe.github.redact import redact
+from live_swe.infra.redact import redact, register
 
 DEFAULT_API_URL = "https://api.github.com"
 RETRY_STATUSES = (500, 502, 503, 504)
@@ -73,6 +73,7 @@ class GitHubClient:
         if not owner or not name or "/" in name:
             raise UserError(f"--repo {self.repo!r} is not OWNER/NAME (for example octocat/hello-world)")
         self.api_url = self.api_url.rstrip("/")
+        register(self.token)  # whatever the kernel writes from now on masks it
 
     @classmethod
     def from_environment(cls, repo: str, **options: Any) -> GitHubClient:

@@ -21,7 +21,7 @@ from live_swe.errors import UserError
 from live_swe.github import summary
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
-from live_swe.github.redact import contains_secret, redact
+from live_swe.infra.redact import contains_secret, redact
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from live_swe.github.redact import redact
+from live_swe.infra.redact import redact
 
 MARKER = "<!-- live-swe -->"  # marks our own comments, so a rerun does not feed them back to the agent
 

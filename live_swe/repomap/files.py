@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
+from live_swe.infra.git import Git, GitFailed
 from live_swe.repomap.languages import language_for
 
 # third-party code (vendor/, _vendor/) is not the repository's own and would crowd the map
@@ -28,11 +28,8 @@ def source_files(repo: Path) -> list[tuple[str, str]]:
 
 def _git_files(repo: Path) -> list[str] | None:
     try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=60, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = Git(repo).run("ls-files", "-z", "--cached", "--others", "--exclude-standard", binary=True, timeout=60)
+    except GitFailed:
         return None
     return [p for p in out.decode("utf-8", "replace").split("\0") if p]
 

@@ -6,7 +6,9 @@
     scaffold/       the session's scaffold work tree (what the agent can write)
     scaffold.git/   its history (outside the tree the agent can write)
 
-Persistence is O(1) per step: one appended line and one small file replace.
+Persistence is O(1) per step: one appended line and one small file replace. Everything written is
+redacted of the secrets the kernel holds (``live_swe.infra.redact``), and session files are opened
+without following symbolic links (``live_swe.infra.files``): a link is a damaged session file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from live_swe.infra import files
+from live_swe.infra.redact import Redactor, redactor
 
 STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
 
@@ -65,6 +70,13 @@ class Session:
         self.dir = directory
         self.meta = meta
         self._log = None
+        self._redactor: Redactor | None = None
+
+    def redact(self, text: str) -> str:
+        """``text`` without the secrets this process holds (known when the session was first written)."""
+        if self._redactor is None:
+            self._redactor = redactor()
+        return self._redactor(text)
 
     # -- paths
     @property
@@ -94,22 +106,21 @@ class Session:
     # -- writing
     def save_meta(self) -> None:
         self.meta.updated_at = _now()
-        tmp = self.meta_path.with_suffix(".json.tmp")
-        tmp.write_text(self.meta.model_dump_json(indent=2))
-        os.replace(tmp, self.meta_path)
+        files.write_atomic(self.meta_path, self.redact(self.meta.model_dump_json(indent=2)))
 
     def append(self, event: dict[str, Any]) -> None:
-        """Append one event line and flush it to the OS (survives ``kill -9`` of this process)."""
+        """Append one event line, redacted, and flush it to the OS (survives ``kill -9`` of this process)."""
         if self._log is None:
-            self._log = self.events_path.open("a", encoding="utf-8")
-        self._log.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+            try:
+                self._log = files.open_append(self.events_path)
+            except files.DamagedFile as exc:
+                raise SessionError(str(exc)) from None
+        self._log.write(self.redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n")
         self._log.flush()
 
     def write_patch(self, patch: str) -> None:
         """Replace the patch atomically: a kill mid-write leaves the previous one whole."""
-        tmp = self.patch_path.with_name(f".patch.{os.getpid()}.tmp")
-        tmp.write_text(patch)
-        os.replace(tmp, self.patch_path)
+        files.write_atomic(self.patch_path, self.redact(patch))
 
     def close(self) -> None:
         if self._log is not None:
@@ -120,9 +131,13 @@ class Session:
     def events(self) -> tuple[list[dict[str, Any]], list[str]]:
         """All readable events, and a description of each line that could not be read."""
         events, problems = [], []
-        if not self.events_path.exists():
+        try:
+            fd = files.open_no_follow(self.events_path)
+        except FileNotFoundError:
             return events, problems
-        with self.events_path.open("r", encoding="utf-8", errors="replace") as handle:
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
+        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
@@ -142,7 +157,10 @@ class Session:
                 yield event
 
     def patch(self) -> str:
-        return self.patch_path.read_text() if self.patch_path.exists() else ""
+        try:
+            return files.read_text(self.patch_path, missing="")
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
 
 
 class SessionStore:
@@ -165,17 +183,19 @@ class SessionStore:
         return session
 
     def exists(self, session_id: str) -> bool:
-        return (self.root / session_id / "meta.json").exists()
+        return os.path.lexists(self.root / session_id / "meta.json")
 
     def open(self, session_id: str) -> Session:
         directory = self.root / session_id
         path = directory / "meta.json"
-        if not path.exists():
+        if "/" in session_id or session_id in ("", ".", "..") or not os.path.lexists(path):
             raise SessionError(
                 f"no session {session_id!r} under {self.root}; `live-swe sessions list` shows the ones there are"
             )
         try:
-            meta = SessionMeta.model_validate_json(path.read_text())
+            meta = SessionMeta.model_validate_json(files.read_text(path))
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
         except (ValidationError, ValueError) as exc:
             raise SessionError(f"{path}: session metadata is unreadable ({exc.__class__.__name__}); "
                                "the event log next to it is untouched") from exc

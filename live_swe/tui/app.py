@@ -21,7 +21,9 @@ from textual.worker import Worker, WorkerState
 
 from live_swe.config import KernelLimits
 from live_swe.errors import UserError
-from live_swe.session.store import SessionStore, new_session_id
+from live_swe.infra.git import Identity, user_identity
+from live_swe.session.store import SessionError, SessionStore, new_session_id
+from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
     AgentBridge,
     AgentEvent,
@@ -102,6 +104,7 @@ class LiveSweApp(App):
         self.result = None
         self.kept: KeptCommit | None = None
         self.stash: str | None = None  # the user's own changes, set aside for the run
+        self._identities: dict[Path, Identity | None] = {}  # the person's git identity, read before a run
         self._started_at: float | None = None
         self._elapsed = 0.0
         self._stream = ""
@@ -160,7 +163,7 @@ class LiveSweApp(App):
             self.notify("Type a task first.", severity="warning")
             return
         try:
-            changes = WorkTree(self.repo).user_changes()
+            changes = self._worktree().user_changes()
         except UserError as exc:
             self.notify(str(exc), severity="error")
             return
@@ -180,7 +183,7 @@ class LiveSweApp(App):
         self.session_id = self._fixed_session_id or new_session_id()
         self._fixed_session_id = None  # the next run gets a fresh session
         if set_aside:
-            self.stash = WorkTree(self.repo).stash_user_changes(self.session_id)
+            self.stash = self._worktree().stash_user_changes(self.session_id)
             self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
         self._reset_run_view(task)
         self._launch(lambda: self._run_new(task, self.session_id))
@@ -236,14 +239,20 @@ class LiveSweApp(App):
     def _resume(self, session_id: str | None) -> None:
         if not session_id:
             return
-        session = self.store.open(session_id)
+        try:
+            session = self.store.open(session_id)
+            events, _problems = session.events()
+            start = trusted_start(session, events)  # where the session started, not what meta.json says now
+        except (UserError, SessionError) as exc:
+            self.notify(str(exc), severity="error", timeout=15)
+            return
         meta = session.meta
-        if meta.repo:
-            self.repo = Path(meta.repo)
-        self.model_name = meta.model
+        if start.repo:
+            self.repo = Path(start.repo)
+            self._worktree()  # the person's identity, read before the agent runs again
+        self.model_name = start.model
         self.session_id = session_id
         self._reset_run_view(meta.task)
-        events, _problems = session.events()
         for event in events:  # what happened before, as it was shown then
             self._show_event(event)
         self._elapsed = meta.elapsed
@@ -379,12 +388,18 @@ class LiveSweApp(App):
         elif choice == "discard":
             self.discard()
 
+    def _worktree(self) -> WorkTree:
+        """The repository, with the person's identity for commits (read the first time, before a run)."""
+        if self.repo not in self._identities:
+            self._identities[self.repo] = user_identity(self.repo)
+        return WorkTree(self.repo, identity=self._identities[self.repo])
+
     def _base_commit(self) -> str:
         return self.store.open(self.session_id).meta.base_commit or "HEAD"
 
     def keep(self) -> KeptCommit | None:
         try:
-            tree = WorkTree(self.repo)
+            tree = self._worktree()
             if self.env_kind != "local" and self.result is not None:
                 tree.apply_patch(self.result.patch)  # the work happened in a container
             self.kept = tree.keep(self.session_id, self.task_text, self._base_commit())
@@ -398,7 +413,7 @@ class LiveSweApp(App):
 
     def discard(self) -> None:
         try:
-            paths = WorkTree(self.repo).discard(self._base_commit()) if self.env_kind == "local" else []
+            paths = self._worktree().discard(self._base_commit()) if self.env_kind == "local" else []
         except UserError as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
@@ -412,7 +427,7 @@ class LiveSweApp(App):
             self.notify("There is no agent commit to undo.", severity="warning")
             return
         try:
-            WorkTree(self.repo).undo(self.kept)
+            self._worktree().undo(self.kept)
         except UserError as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
@@ -422,7 +437,7 @@ class LiveSweApp(App):
     def _restore_user_changes(self) -> None:
         if not self.stash:
             return
-        problem = WorkTree(self.repo).restore_user_changes(self.stash)
+        problem = self._worktree().restore_user_changes(self.stash)
         self.stash = None
         if problem:
             self.notify(problem, severity="warning", timeout=30)

@@ -114,7 +114,8 @@ class AgentBridge:
     def approve(self, command: str) -> Decision:
         if self.stop_requested.is_set():
             raise KeyboardInterrupt
-        if self.mode is ApprovalMode.AUTO or (self.mode is ApprovalMode.READ_ONLY and is_harmless(command)):
+        repo = self.agent.env.repo_dir if self.agent is not None else None
+        if self.mode is ApprovalMode.AUTO or (self.mode is ApprovalMode.READ_ONLY and is_harmless(command, repo)):
             return Decision("approve")
         answer = self._ask(lambda future: ApprovalRequested(command, future))
         if answer is STOP:

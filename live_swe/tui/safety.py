@@ -3,11 +3,15 @@
 A command passes only when every part of it is a known reader: each segment of a pipeline or
 ``&&`` / ``||`` / ``;`` list starts with a read-only program used without writing options, and
 there is no redirection, subshell, command substitution, background job or variable assignment.
+No ``$`` at all (``${_@P}`` runs a command through a prompt expansion, ``$PPID`` reaches the kernel's
+environment), no backtick, and every path stays in the repository: an absolute path elsewhere, a
+``..`` that climbs out, ``~``, or a link in the repository pointing out makes the reader ask.
 Anything we cannot parse is not harmless: the person is asked.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 
 READERS = {
@@ -29,11 +33,13 @@ WRITING_OPTIONS = {
 }
 GIT_WRITING_OPTIONS = ("-o", "--output", "--ext-diff", "-O", "--open-files-in-pager")
 SEPARATORS = {"|", "&&", "||", ";"}
-# Shell syntax that can write files or run hidden commands, wherever it appears.
-FORBIDDEN_TEXT = ("$(", "`", "<(", ">(")
+# Shell syntax that can write files, run hidden commands or read the environment, wherever it appears.
+FORBIDDEN_TEXT = ("$", "`", "<(", ">(")
 
 
-def is_harmless(command: str) -> bool:
+def is_harmless(command: str, repo: str | os.PathLike | None = None) -> bool:
+    """Whether ``command`` only reads, inside ``repo`` (where it runs; without one, any absolute
+    path counts as outside)."""
     if any(marker in command for marker in FORBIDDEN_TEXT):
         return False
     try:
@@ -47,7 +53,7 @@ def is_harmless(command: str) -> bool:
     segment: list[str] = []
     for token in tokens + [";"]:
         if token in SEPARATORS:
-            if segment and not _harmless_segment(segment):
+            if segment and not (_harmless_segment(segment) and _stays_inside(segment[1:], repo)):
                 return False
             segment = []
         elif _is_operator(token):
@@ -102,3 +108,32 @@ def _harmless_git(args: list[str]) -> bool:
     if sub == "stash":
         return rest[:1] == ["list"] or rest[:1] == ["show"]
     return sub in GIT_READERS
+
+
+def _stays_inside(args: list[str], repo: str | os.PathLike | None) -> bool:
+    """No argument names a path outside the repository (an option's value included: ``--file=/x``, ``-f/x``)."""
+    root = os.path.realpath(repo) if repo is not None and os.path.isdir(repo) else None
+    for arg in args:
+        value = arg
+        if arg.startswith("-"):
+            if "=" in arg:
+                value = arg.split("=", 1)[1]
+            elif arg.startswith("--"):
+                continue
+            else:
+                value = arg[2:]  # a short option's attached value
+        if value and _leaves(value, repo, root):
+            return False
+    return True
+
+
+def _leaves(path: str, repo: str | os.PathLike | None, root: str | None) -> bool:
+    if path.startswith("~"):
+        return True
+    if root is not None:  # the repository is here: follow links too
+        resolved = os.path.realpath(os.path.join(root, path))
+        return resolved != root and not resolved.startswith(root.rstrip(os.sep) + os.sep)
+    if path.startswith("/"):
+        inside = repo is not None and os.path.normpath(path).startswith(str(repo).rstrip("/") + "/")
+        return not inside
+    return ".." in os.path.normpath(path).split("/")

@@ -13,6 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Collapsible, Static
 
+from live_swe.evolution.history import HistoryError, ScaffoldHistory
+
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)```", re.DOTALL)
 OUTPUT_PREVIEW_CHARS = 20_000
 
@@ -134,13 +136,10 @@ class StepLog(VerticalScroll):
 
 def scaffold_diff(session_dir: Path, rev: str) -> str:
     """The accepted change ``rev`` from the session's scaffold history."""
-    import git
-
     try:
-        return git.Git().execute(["git", f"--git-dir={session_dir / 'scaffold.git'}", "show", "--stat", "-p",
-                                  "--format=%s%n", rev])
-    except git.GitCommandError as exc:
-        return f"(the diff of {rev[:10]} could not be read: {exc.stderr.strip() if exc.stderr else exc})"
+        return ScaffoldHistory(session_dir / "scaffold.git", session_dir / "scaffold").show(rev)
+    except HistoryError as exc:
+        return f"(the diff of {rev[:10]} could not be read: {exc})"
 
 
 class EvolutionPanel(VerticalScroll):

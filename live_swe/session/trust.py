@@ -1,0 +1,101 @@
+"""What the kernel recorded when a session started, and what ``resume`` takes from it.
+
+``meta.json`` is a summary for readers; a process that could write the session directory could
+also raise its budgets or point its ``repo`` anywhere. So at start the kernel appends a ``session``
+event (repository, environment, model, budgets) and, once known, a ``base`` event (the starting
+commit). ``resume`` runs where those say: a ``meta.json`` that disagrees is refused, its budgets
+count only where they are lower, and the repository must still hold the starting commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from live_swe.agent.limits import budget_amount
+from live_swe.config import KernelLimits
+from live_swe.errors import UserError
+from live_swe.infra.git import Git, GitFailed
+from live_swe.session.store import Session
+
+
+@dataclass(frozen=True)
+class StartRecord:
+    repo: str | None
+    env: str
+    image: str | None
+    repo_dir: str
+    model: str
+    limits: KernelLimits
+    base_commit: str | None
+    recorded: bool  # False: a session from before starts were recorded (meta.json is all there is)
+
+    def kernel_limits(self, overrides: dict[str, Any] | None = None) -> KernelLimits:
+        """The recorded budgets, with the ones the person gives now (``resume --step-limit``)."""
+        given = {k: v for k, v in (overrides or {}).items() if v is not None}
+        return KernelLimits(**{**self.limits.model_dump(), **given})
+
+
+def record_start(session: Session, *, repo: Path | None, env: str, image: str | None, repo_dir: str, model: str,
+                 limits: KernelLimits) -> None:
+    session.append({"t": "session", "repo": str(repo) if repo else None, "env": env, "image": image,
+                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump()})
+
+
+def record_base(session: Session, commit: str) -> None:
+    session.append({"t": "base", "commit": commit})
+
+
+def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord:
+    """The session's start as the kernel recorded it. Raises UserError when meta.json disagrees."""
+    meta = session.meta
+    record = next((e for e in events if e.get("t") == "session"), None)
+    base = next((e.get("commit") for e in events if e.get("t") == "base"), None)
+    meta_limits = _limits(meta.extra.get("limits", {}))
+    if record is None:
+        return StartRecord(meta.repo, meta.env, meta.image, meta.extra.get("repo_dir", "/testbed"), meta.model,
+                           meta_limits or KernelLimits(), meta.base_commit, recorded=False)
+    start = StartRecord(record.get("repo"), record.get("env", "local"), record.get("image"),
+                        record.get("repo_dir", "/testbed"), record.get("model", meta.model),
+                        _lower(_limits(record.get("limits", {})) or KernelLimits(), meta_limits), base, recorded=True)
+    said = {"repo": meta.repo, "env": meta.env, "image": meta.image, "model": meta.model,
+            "repo_dir": meta.extra.get("repo_dir", start.repo_dir), "base_commit": meta.base_commit or base}
+    for key, value in said.items():
+        if value != getattr(start, key):
+            raise UserError(
+                f"session {meta.id}: meta.json says {key} {value!r}, but the session started with {getattr(start, key)!r} "
+                f"(recorded in {session.events_path}); resume runs only where the session started. "
+                "Restore meta.json, or start a new session")
+    return start
+
+
+def check_same_repository(repo: Path, base_commit: str, session_id: str) -> None:
+    """``repo`` must be the repository the session started in: its starting commit is there."""
+    try:
+        found = Git(repo).succeeds("cat-file", "-e", f"{base_commit}^{{commit}}")
+    except GitFailed:
+        found = False
+    if not found:
+        raise UserError(f"{repo} is not the repository session {session_id} started in (its starting commit "
+                        f"{base_commit[:12]} is not there); resume it in that repository, or start a new session")
+
+
+def _limits(data: Any) -> KernelLimits | None:
+    try:
+        return KernelLimits(**data) if isinstance(data, dict) else None
+    except (ValidationError, TypeError):
+        return None
+
+
+def _lower(recorded: KernelLimits, other: KernelLimits | None) -> KernelLimits:
+    """Each budget at the lower of the two (a zero cost limit means none, so it is the higher)."""
+    if other is None:
+        return recorded
+    merged = recorded.model_dump()
+    for key, value in other.model_dump().items():
+        if budget_amount(key, value) < budget_amount(key, merged[key]):
+            merged[key] = value
+    return KernelLimits(**merged)
