@@ -382,12 +382,26 @@ def _start_child(suite: str, out: Path) -> subprocess.Popen:
 
 
 def _running_sleep(out: Path, docker_client):
-    """The batch id once instance 2's container exists (its agent is then sleeping)."""
+    """The batch id once instance 2's agent is sleeping in its running container.
+
+    Only then: a container killed between its creation and its start is never started, so
+    auto-remove cannot apply to it (the next batch's sweep removes it, not the engine)."""
     try:
         batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
     except (OSError, ValueError, KeyError):
         return None
-    return batch_id if batch_containers(docker_client, batch_id) and read_preds(out / "preds.jsonl") else None
+    if not read_preds(out / "preds.jsonl"):
+        return None
+    for container in batch_containers(docker_client, batch_id):
+        if container.get("State") != "running":
+            continue
+        try:
+            processes = docker_client.api.top(container["Id"]).get("Processes") or []
+        except Exception:  # noqa: BLE001 - gone meanwhile: look again
+            continue
+        if any("sleep 120" in " ".join(map(str, row)) for row in processes):
+            return batch_id
+    return None
 
 
 @pytest.mark.docker
