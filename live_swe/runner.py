@@ -33,6 +33,8 @@ class RunRequest:
     extra: dict = field(default_factory=dict)
     repo_map: str = ""
     labels: dict[str, str] = field(default_factory=dict)  # extra container labels (e.g. a bench batch)
+    sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
+    network: bool = False  # local env: the sandbox's network
 
 
 @dataclass
@@ -54,7 +56,9 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
             from live_swe.environments.base import EnvironmentError_
 
             raise EnvironmentError_("the local environment needs a repository (--repo PATH)")
-        return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir)
+        confinement = session.meta.extra.get("sandbox") or {}
+        return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir, sandbox=confinement.get("mode", "bubblewrap"),
+                                network=bool(confinement.get("network", False)))
     if request_env == "docker":
         from live_swe.environments.docker import DockerEnvironment
 
@@ -140,7 +144,8 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         repo=str(request.repo) if request.repo else None,
         scaffold_ref=request.scaffold_ref,
         parent=request.parent,
-        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir, **request.extra},
+        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir,
+               "sandbox": {"mode": request.sandbox, "network": request.network}, **request.extra},
     )
     env = None
     try:
@@ -162,12 +167,15 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
 
 def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
-               limits: KernelLimits | None = None) -> RunResult:
-    """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent."""
+               limits: KernelLimits | None = None, sandbox: dict | None = None) -> RunResult:
+    """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent.
+    ``sandbox`` ({"mode", "network"}) changes the confinement recorded for it from now on."""
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
     meta = session.meta
+    if sandbox:
+        meta.extra["sandbox"] = {**(meta.extra.get("sandbox") or {}), **sandbox}
     if meta.status == "submitted":
         from live_swe.errors import UserError
 

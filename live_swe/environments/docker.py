@@ -20,6 +20,7 @@ from live_swe.environments import _docker_engine as engine
 from live_swe.environments._docker_channel import Channel, ChannelLost
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_, Output
 from live_swe.environments.local import _SECRET_MARKERS
+from live_swe.environments.workers import ExecWorker
 
 remove_leftover_containers = engine.remove_leftover_containers
 
@@ -159,11 +160,32 @@ class DockerEnvironment:
 
     def _interrupt(self, driver_pid: int) -> None:
         """Have the driver kill the running command's process group (a side exec, rare)."""
+        self.side_command(f"kill -s USR1 {int(driver_pid)}")
+
+    def side_command(self, command: str) -> None:
+        """Run a short control command in the container beside the channel (a kill); never raises."""
         try:
-            exec_id = self._api.exec_create(self.container_id, ["bash", "-c", f"kill -s USR1 {int(driver_pid)}"])["Id"]
+            exec_id = self._api.exec_create(self.container_id, ["bash", "-c", command])["Id"]
             self._api.exec_start(exec_id)
         except Exception:  # noqa: BLE001 - the channel then times out and is re-opened
             pass
+
+    def start_python(self, source: str, args: list[str]) -> ExecWorker:
+        """``python3 -I -S -B -c SOURCE ARGS`` in the container, found as a login shell finds it
+        (``bash -lc``: e.g. a conda environment the image activates in its profile). Prints
+        ``LIVE-SWE-NO-PYTHON`` instead where the image has no python3."""
+        if not self.container_id:
+            raise EnvironmentError_("the docker environment is closed")
+        docker = engine.import_docker()
+        script = ('command -v python3 >/dev/null 2>&1 || { echo LIVE-SWE-NO-PYTHON; exit 127; }; '
+                  'exec python3 -I -S -B -c "$@"')
+        try:
+            return ExecWorker(self, ["bash", "-lc", script, "live-swe-hooks", source, *args])
+        except docker.errors.APIError as exc:
+            raise EnvironmentError_(f"the container {self.container_name} is gone or stopped "
+                                    f"({exc.explanation or exc})") from None
+        except docker.errors.DockerException as exc:
+            raise engine.engine_error(exc) from None
 
     def execute(self, command: str, timeout: float | None = None) -> Output:
         if not self.container_id:
