@@ -115,9 +115,14 @@ def _homes() -> list[Path]:
     return [h for h in _existing(h for h in homes if h is not None) if h.is_dir() and str(h) != "/"]
 
 
-def _hidden_paths() -> list[Path]:
-    """Replaced by empty private folders: scratch space, sockets, the home and live-swe's data."""
-    paths: list[str | Path] = ["/tmp", "/var/tmp", "/run", "/var/run", *_homes(), _live_swe_home()]
+def _scratch_paths() -> list[Path]:
+    """Replaced by empty private folders the sandbox may write: scratch space and the home."""
+    return [p for p in _existing(["/tmp", "/var/tmp", *_homes()]) if p.is_dir() and str(p) != "/"]
+
+
+def _sealed_paths() -> list[Path]:
+    """Replaced by empty read-only folders: sockets (the Docker engine's, the bus) and live-swe's data."""
+    paths: list[str | Path] = ["/run", "/var/run", _live_swe_home()]
     docker_host = os.environ.get("DOCKER_HOST", "")
     if docker_host.startswith("unix://"):
         paths.append(os.path.dirname(docker_host[len("unix://"):]) or "/")
@@ -201,17 +206,20 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
     """bwrap's file-system arguments, in order: the read-only root, the hidden folders, the
     toolchains shown read-only, the ``writable`` folders, and protected paths inside them read-only.
     A hidden folder inside one shown again (``$LIVE_SWE_HOME`` inside the repository) is hidden again."""
-    hidden = _hidden_paths()
+    sealed = _sealed_paths()
+    hidden = sorted({*_scratch_paths(), *sealed}, key=lambda p: len(p.parts))
     writable = sorted(_existing(writable), key=lambda p: len(p.parts))
     args = ["--ro-bind", "/", "/"]
-    for path in sorted(hidden, key=lambda p: len(p.parts)):
-        if not any(h != path and h in path.parents for h in hidden):
-            args += ["--tmpfs", str(path)]
+    mounted: list[Path] = []
+    for path in hidden:  # outermost first; one inside another gets its own (e.g. sealed in /tmp)
+        args += ["--tmpfs", str(path)]
+        mounted.append(path)
 
     def hide_again_inside(folder: Path) -> None:
-        for path in sorted(hidden, key=lambda p: len(p.parts)):
+        for path in hidden:
             if path != folder and folder in path.parents:
                 args.extend(["--tmpfs", str(path)])
+                mounted.append(path)
 
     for path in _toolchains():
         if not any(_inside(path, w) for w in writable):
@@ -223,6 +231,9 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
     for path in _existing([*extra_protected, *_installation()]):
         if any(_inside(path, w) for w in writable):
             args += ["--ro-bind", str(path), str(path)]
+    for path in dict.fromkeys(mounted):
+        if path in sealed:  # last: the mount points made inside them (the scaffold) exist by now
+            args += ["--remount-ro", str(path)]
     return args
 
 
