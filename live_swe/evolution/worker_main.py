@@ -16,6 +16,7 @@ kernel treats that as a failed hook. The worker exits when its stdin closes.
 It runs on whatever python3 an image has (3.6 and later): no newer syntax here.
 """
 
+import importlib.machinery
 import json
 import os
 import sys
@@ -89,8 +90,6 @@ class StandardLibraryOnly:
                 or top.startswith("_sysconfigdata"))  # named after the platform: never in the list
 
     def find_spec(self, name, path=None, target=None):
-        import importlib.machinery
-
         if path is not None:
             return None  # a submodule of a package that was allowed
         if name in sys.builtin_module_names:
