@@ -88,7 +88,7 @@ class SandboxChannel(FramedChannel):
                 return b""
             if select.select([fd], [], [], remaining)[0]:
                 break
-        data = os.read(fd, 262144)
+        data = os.read(fd, 65536)  # below malloc's mmap threshold: no map and unmap per read
         if not data:
             raise ChannelLost("the sandbox stopped" + (f" ({self.stderr_tail()})" if self.stderr_tail() else ""))
         return data
