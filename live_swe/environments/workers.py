@@ -32,7 +32,7 @@ class Worker(Protocol):
 
     def stderr_tail(self) -> str: ...
 
-    def close(self) -> None: ...  # kills it and everything it started
+    def close(self, *, busy: bool = True) -> None: ...  # stops it; ``busy``: it may be running a hook now
 
 
 def _tail(data: bytes, limit: int = 600) -> str:
@@ -80,7 +80,7 @@ class PipeWorker:
         except (OSError, ValueError):
             return ""
 
-    def close(self) -> None:
+    def close(self, *, busy: bool = True) -> None:
         process = self.process
         if process.poll() is None:
             try:
@@ -137,9 +137,10 @@ class ExecWorker:
     def stderr_tail(self) -> str:
         return _tail(self._socket.stderr_tail)
 
-    def close(self) -> None:
-        if self._pid and not self._ended:
-            # its own process group (it called setsid): what a hook started goes with it
+    def close(self, *, busy: bool = True) -> None:
+        """Closing its stdin ends an idle worker; one that may be running a hook is killed, with its
+        process group, by a side exec (what escaped the group ends with the container)."""
+        if busy and self._pid and not self._ended:
             self._environment.side_command(f"kill -s KILL -- -{int(self._pid)} {int(self._pid)} 2>/dev/null")
         self._socket.close()
         self._ended = True

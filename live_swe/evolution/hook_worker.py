@@ -68,6 +68,7 @@ class HookProcess:
         self._worker = None
         self._buffer = b""
         self._next_id = 0
+        self._busy = True  # until it has answered: it may be running hook code
 
     @property
     def alive(self) -> bool:
@@ -115,6 +116,7 @@ class HookProcess:
             raise HookFailure("the hook worker is not running" + self._stderr_tail())
         self._next_id += 1
         message["id"] = self._next_id
+        self._busy = True
         try:
             self._worker.send((json.dumps(message) + "\n").encode())
         except OSError:
@@ -131,6 +133,7 @@ class HookProcess:
         if not isinstance(reply, dict) or reply.get("id") != message["id"]:
             self.close()
             raise HookFailure(f"the hook worker's reply is not the answer to the request: {line[:200]!r}")
+        self._busy = False
         return reply
 
     def _read_line(self, deadline: float, timeout: float, what: str) -> str:
@@ -159,8 +162,9 @@ class HookProcess:
     def close(self) -> None:
         worker, self._worker = self._worker, None
         if worker is not None:
-            worker.close()
+            worker.close(busy=self._busy)
         self._buffer = b""
+        self._busy = True
 
 
 def _wait_status(worker, within: float = 2.0):
