@@ -24,6 +24,8 @@ import secrets
 import time
 from collections.abc import Callable
 
+from live_swe.environments.base import EnvironmentError_, Output
+
 # Arguments: REPO SWEEP SHELL-WORDS... (e.g. /testbed 0 bash -c)
 DRIVER = r"""
 set -m                      # every background job gets its own process group
@@ -188,3 +190,58 @@ class FramedChannel:
         code = tail.strip()
         returncode = int(code) if code.isdigit() else -1
         return RunResult(output.value(), output.dropped, -1 if timed_out else returncode, timed_out)
+
+
+class ChannelCommands:
+    """``execute`` over a framed channel, for an environment that keeps one open (docker, the local
+    sandbox): a channel lost before the command started is reopened once; one lost during it ends the
+    command with what it printed; an interrupt (Ctrl-C) mid-command stops it and drops the channel."""
+
+    _channel: FramedChannel | None
+    lost_note = "the command channel was lost"  # said in the output of a command whose channel went away
+
+    def _open_channel(self) -> FramedChannel:
+        raise NotImplementedError
+
+    def _interrupt_channel(self, channel: FramedChannel) -> None:
+        raise NotImplementedError
+
+    def _close_channel(self, channel: FramedChannel) -> None:
+        channel.close()
+
+    def _failed_twice(self, exc: ChannelLost) -> str:
+        raise NotImplementedError
+
+    def _after_command(self, channel: FramedChannel) -> None:
+        pass
+
+    def _execute_on_channel(self, command: str, timeout: float | None) -> Output:
+        if "\0" in command:
+            return Output(text="live-swe: the command contains a NUL byte, which bash cannot run", returncode=2)
+        for attempt in (1, 2):
+            if self._channel is None:
+                self._channel = self._open_channel()
+            channel = self._channel
+            try:
+                result = channel.run(command, timeout, lambda _pid, c=channel: self._interrupt_channel(c))
+            except ChannelLost as exc:
+                self._close_channel(channel)
+                self._channel = None
+                if exc.started:
+                    text = exc.partial.decode("utf-8", "replace")
+                    return Output(text=f"{text}\n[live-swe: {self.lost_note}: {exc}]", returncode=-1)
+                if attempt == 2:
+                    raise EnvironmentError_(self._failed_twice(exc)) from None
+                continue
+            except BaseException:
+                # Ctrl-C or similar mid-command: stop the command, start clean next time.
+                self._interrupt_channel(channel)
+                self._close_channel(channel)
+                self._channel = None
+                raise
+            self._after_command(channel)
+            text = result.output.decode("utf-8", errors="replace")
+            if result.dropped:
+                text += f"\n[live-swe: {result.dropped} more bytes of output were dropped]"
+            return Output(text=text, returncode=result.returncode, timed_out=result.timed_out)
+        raise AssertionError("unreachable")

@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from live_swe.environments._channel import DRIVER, ChannelLost, FramedChannel, driver_arguments
+from live_swe.environments._processes import stop, tail
 
 SHELL = ("bash", "-c")
 _START_TIMEOUT_S = 30.0
@@ -104,32 +105,13 @@ class SandboxChannel(FramedChannel):
                 pass
 
     def stderr_tail(self) -> str:
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 2000))
-            lines = self._stderr.read().decode("utf-8", "replace").splitlines()
-        except (OSError, ValueError):
-            return ""
         # bash's job notices ("[1]+ Done ...") are noise; bwrap's own complaints are what matter
-        said = [line for line in lines if line.strip() and not line.startswith("[")]
+        said = [line for line in tail(self._stderr).splitlines() if line.strip() and not line.startswith("[")]
         return said[-1][:300] if said else ""
 
     def close(self) -> None:
         """Stop the sandbox: killing bwrap takes everything inside with it (--die-with-parent)."""
-        process = self.process
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
+        stop(self.process)
         try:
             self._stderr.close()
         except OSError:

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from live_swe.environments import _docker_engine as engine
+from live_swe.environments._channel import ChannelCommands
 from live_swe.environments._docker_channel import Channel, ChannelLost
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_, Output
 from live_swe.environments.local import _SECRET_MARKERS
@@ -33,7 +34,7 @@ def _scrub(env: dict[str, str]) -> dict[str, str]:
     return {k: str(v) for k, v in env.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
 
 
-class DockerEnvironment:
+class DockerEnvironment(ChannelCommands):
     def __init__(
         self,
         image: str,
@@ -190,36 +191,17 @@ class DockerEnvironment:
     def execute(self, command: str, timeout: float | None = None) -> Output:
         if not self.container_id:
             raise EnvironmentError_("the docker environment is closed")
-        if "\0" in command:
-            return Output(text="live-swe: the command contains a NUL byte, which bash cannot run", returncode=2)
-        for attempt in (1, 2):
-            if self._channel is None:
-                self._channel = self._open_channel()
-            channel = self._channel
-            try:
-                result = channel.run(command, timeout, self._interrupt)
-            except ChannelLost as exc:
-                channel.close()
-                self._channel = None
-                if exc.started:
-                    text = exc.partial.decode("utf-8", "replace")
-                    return Output(text=f"{text}\n[live-swe: the command channel was lost: {exc}]", returncode=-1)
-                if attempt == 2:
-                    raise EnvironmentError_(f"the command channel into {self.container_name} failed twice: {exc}") from None
-                continue
-            except BaseException:
-                # Ctrl-C or similar mid-command: stop the command, start clean next time.
-                self._interrupt(channel.driver_pid)
-                channel.close()
-                self._channel = None
-                raise
-            if self._host_owner:
-                self._hand_back_scaffold(channel)
-            text = result.output.decode("utf-8", errors="replace")
-            if result.dropped:
-                text += f"\n[live-swe: {result.dropped} more bytes of output were dropped]"
-            return Output(text=text, returncode=result.returncode, timed_out=result.timed_out)
-        raise AssertionError("unreachable")
+        return self._execute_on_channel(command, timeout)
+
+    def _interrupt_channel(self, channel: Channel) -> None:
+        self._interrupt(channel.driver_pid)
+
+    def _failed_twice(self, exc: ChannelLost) -> str:
+        return f"the command channel into {self.container_name} failed twice: {exc}"
+
+    def _after_command(self, channel: Channel) -> None:
+        if self._host_owner:
+            self._hand_back_scaffold(channel)
 
     def _hand_back_scaffold(self, channel: Channel) -> None:
         uid, gid = self._host_owner

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from live_swe.environments import sandbox as bubblewrap
-from live_swe.environments._channel import ChannelLost
+from live_swe.environments._channel import ChannelCommands, ChannelLost
 from live_swe.environments._sandbox_channel import SandboxChannel
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_, Output
 from live_swe.environments.workers import PipeWorker
@@ -45,7 +45,7 @@ def _worker_environment(scratch: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 
 
-class LocalEnvironment:
+class LocalEnvironment(ChannelCommands):
     def __init__(self, repo_dir: str | Path, *, scaffold_dir: str | Path | None = None, tools_subdir: str = "tools",
                  sandbox: str = "bubblewrap", network: bool = False):
         repo = Path(repo_dir).resolve()
@@ -81,31 +81,15 @@ class LocalEnvironment:
     def execute(self, command: str, timeout: float) -> Output:
         if not self.confined:
             return self._run_unconfined(command, timeout)
-        if "\0" in command:
-            return Output(text="live-swe: the command contains a NUL byte, which bash cannot run", returncode=2)
-        for attempt in (1, 2):
-            if self._channel is None:
-                self._channel = self._open_channel()
-            channel = self._channel
-            try:
-                result = channel.run(command, timeout, channel.interrupt)
-            except ChannelLost as exc:
-                self._drop_channel()
-                if exc.started:
-                    text = exc.partial.decode("utf-8", "replace")
-                    return Output(text=f"{text}\n[live-swe: the sandbox stopped during the command: {exc}]", returncode=-1)
-                if attempt == 2:
-                    raise EnvironmentError_(f"the sandbox failed twice: {exc}") from None
-                continue
-            except BaseException:
-                # Ctrl-C or similar mid-command: nothing it started may go on; start clean next time.
-                self._drop_channel()
-                raise
-            text = result.output.decode("utf-8", errors="replace")
-            if result.dropped:
-                text += f"\n[live-swe: {result.dropped} more bytes of output were dropped]"
-            return Output(text=text, returncode=result.returncode, timed_out=result.timed_out)
-        raise AssertionError("unreachable")
+        return self._execute_on_channel(command, timeout)
+
+    lost_note = "the sandbox stopped during the command"
+
+    def _interrupt_channel(self, channel: SandboxChannel) -> None:
+        channel.interrupt()
+
+    def _failed_twice(self, exc: ChannelLost) -> str:
+        return f"the sandbox failed twice: {exc}"
 
     def _open_channel(self) -> SandboxChannel:
         args = bubblewrap.command_sandbox(Path(self.repo_dir), Path(self.scaffold_dir) if self.scaffold_dir else None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -19,6 +18,7 @@ from typing import Protocol
 
 from live_swe.environments._channel import ChannelLost
 from live_swe.environments._docker_channel import ExecSocket
+from live_swe.environments._processes import stop, tail
 
 
 class Worker(Protocol):
@@ -72,28 +72,10 @@ class PipeWorker:
         return self.process.poll()
 
     def stderr_tail(self) -> str:
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 600))
-            return _tail(self._stderr.read())
-        except (OSError, ValueError):
-            return ""
+        return tail(self._stderr, 600).strip()[-600:]
 
     def close(self, *, busy: bool = True) -> None:
-        process = self.process
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)  # bwrap's sandbox dies with it (--die-with-parent)
-            except (ProcessLookupError, PermissionError):
-                process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
+        stop(self.process)
         self._stderr.close()
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)
