@@ -343,6 +343,22 @@ def test_repository_under_the_live_swe_home_still_hides_the_sessions(tmp_path):
     assert "new.txt" in result["patch"]
 
 
+def test_a_repository_in_tmp_sees_its_parent_as_it_is_but_nothing_beside_it(git_repo, tmp_path):
+    (tmp_path / "notes.txt").write_text("the user's notes\n")
+    (tmp_path / "other-project").mkdir()
+    (tmp_path / "other-project" / "key.pem").write_text("PRIVATE\n")
+    replies = [bash_reply("stat -c '%a %s %Y' ..; cat ../notes.txt ../other-project/key.pem 2>&1; "
+                          "echo x > ../new.txt 2>&1; ls -a ../other-project"), SUBMIT]
+    completed = run_cli(git_repo, replies, tmp_path)
+    result = result_of(completed)
+    assert result["status"] == "submitted", completed.stderr
+    seen = output_of(observations(result["session_id"])[0])
+    host = tmp_path.stat()
+    assert seen.splitlines()[0] == f"{host.st_mode & 0o777:o} {host.st_size} {int(host.st_mtime)}"  # `..` as it is
+    assert "the user's notes" not in seen and "PRIVATE" not in seen
+    assert "Read-only file system" in seen and not (tmp_path / "new.txt").exists()
+
+
 def test_a_hook_edit_and_a_tool_gate_cannot_escape_through_the_scaffold(git_repo, tmp_path):
     """The scaffold is writable; nothing written there runs outside the sandbox."""
     marker = tmp_path / "escaped"

@@ -116,3 +116,12 @@ class SandboxChannel(FramedChannel):
             self._stderr.close()
         except OSError:
             pass
+
+    def __del__(self) -> None:
+        # An environment dropped without close() (a test, a caller that forgot) leaves no sandbox behind.
+        process = getattr(self, "process", None)
+        if process is not None and process.returncode is None:
+            try:
+                stop(process)
+            except Exception:  # noqa: BLE001 - interpreter shutdown: bwrap still dies with this process
+                pass

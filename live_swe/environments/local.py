@@ -152,7 +152,7 @@ class LocalEnvironment(ChannelCommands):
             scratch = tempfile.mkdtemp(prefix="live-swe-hooks-")
             return PipeWorker(command, env=_worker_environment(scratch), cwd=scratch, scratch=scratch)
         env = bubblewrap.environment({"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
-        return PipeWorker([self._bwrap, *bubblewrap.worker_sandbox(), "--", *command], env=env)
+        return PipeWorker([self._bwrap, *bubblewrap.worker_sandbox(python), "--", *command], env=env)
 
     # -- files ------------------------------------------------------------------------------------
 

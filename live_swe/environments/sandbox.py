@@ -2,14 +2,17 @@
 
 What a sandboxed process sees:
 
-- the machine's root file system, read-only; a private ``/tmp``, ``/var/tmp``, ``/run`` (no
-  engine or bus sockets), ``/dev`` and ``/proc`` (its own PID namespace: no kernel process);
-- your home directory replaced by an empty private one (``HOME`` points there), except the folders
-  your ``PATH`` points into (toolchains such as ``~/.pyenv`` or ``~/.cargo``), read-only;
-- ``$LIVE_SWE_HOME`` hidden (sessions, their history and logs, models, the tool library, the
-  config), except the session's own scaffold tree, writable;
+- the machine's root file system, read-only; ``/dev`` and ``/proc`` of its own (its own PID
+  namespace: no process of the kernel or of the machine), its own IPC and host name, a new session;
+- ``/tmp``, ``/var/tmp`` and your home directory replaced by empty private folders it may write
+  (``HOME`` points there), except the folders your ``PATH`` points into (toolchains such as
+  ``~/.pyenv`` or ``~/.cargo``), shown read-only; a repository in ``/tmp`` keeps its parent folder
+  as it is (read-only, the other entries in it hidden), so ``ls -la`` shows the same ``..``;
+- ``/run`` (the Docker engine's socket, the system bus) and ``$LIVE_SWE_HOME`` (sessions, their
+  history and logs, models, the tool library, the config) replaced by empty read-only folders,
+  except the session's own scaffold tree, writable;
 - the repository writable, except its git machinery (``config``, ``hooks``, ``info``, a
-  worktree's ``.git`` file) and live-swe's own installation, which stay read-only;
+  worktree's ``.git`` file and ``commondir``) and live-swe's own installation, read-only;
 - an environment built from nothing (PATH, HOME, locale, terminal, the scaffold variables): no
   variable of the kernel's, and no network unless the user allows it.
 
@@ -202,10 +205,30 @@ def _installation() -> list[Path]:
     return _existing(paths)
 
 
-def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = ()) -> list[str]:
+_SHARED_SCRATCH = ("/tmp", "/var/tmp")
+_MAX_SIBLINGS = 200
+
+
+def _parent_as_is(repo: Path) -> tuple[Path, list[Path]] | None:
+    """A repository in the shared scratch space (``/tmp/x/repo``) keeps its parent folder as it is,
+    read-only, with every other entry in it hidden: ``ls -la`` shows the same ``..`` inside as
+    outside, so a run at temperature 0 repeats (the demo). Elsewhere the parent is a fresh folder."""
+    parent = repo.parent
+    if not any(Path(root) in parent.parents for root in _existing(_SHARED_SCRATCH)):
+        return None
+    try:
+        siblings = [entry for entry in parent.iterdir() if entry.name != repo.name]
+    except OSError:
+        return None
+    return (parent, siblings) if len(siblings) <= _MAX_SIBLINGS else None
+
+
+def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (),
+                    parent_as_is: tuple[Path, list[Path]] | None = None) -> list[str]:
     """bwrap's file-system arguments, in order: the read-only root, the hidden folders, the
-    toolchains shown read-only, the ``writable`` folders, and protected paths inside them read-only.
-    A hidden folder inside one shown again (``$LIVE_SWE_HOME`` inside the repository) is hidden again."""
+    toolchains shown read-only, the repository's parent as it is (``_parent_as_is``), the
+    ``writable`` folders, and protected paths inside them read-only. A hidden folder inside one
+    shown again (``$LIVE_SWE_HOME`` inside the repository) is hidden again."""
     sealed = _sealed_paths()
     hidden = sorted({*_scratch_paths(), *sealed}, key=lambda p: len(p.parts))
     writable = sorted(_existing(writable), key=lambda p: len(p.parts))
@@ -225,6 +248,19 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
         if not any(_inside(path, w) for w in writable):
             args += ["--ro-bind", str(path), str(path), *_mask_secrets(path)]
             hide_again_inside(path)
+    if parent_as_is is not None:
+        parent, siblings = parent_as_is
+        args += ["--ro-bind", str(parent), str(parent)]
+        for entry in siblings:
+            if entry.is_symlink() or entry in hidden:
+                continue  # a link leads where the sandbox shows or hides; a hidden folder is hidden below
+            if entry.is_dir():
+                args += ["--tmpfs", str(entry)]
+                mounted.append(entry)
+                sealed.append(entry)
+            elif entry.exists():
+                args += ["--ro-bind", "/dev/null", str(entry)]
+        hide_again_inside(parent)
     for folder in writable:
         args += ["--bind", str(folder), str(folder)]
         hide_again_inside(folder)
@@ -292,10 +328,16 @@ def command_sandbox(repo: Path, scaffold: Path | None, *, network: bool) -> list
     repo = Path(os.path.realpath(repo))
     git_writable, git_protected = _git_machinery(repo)
     writable = [repo, *git_writable] + ([Path(os.path.realpath(scaffold))] if scaffold else [])
-    return [*mount_arguments(writable, extra_protected=git_protected),
+    return [*mount_arguments(writable, extra_protected=git_protected, parent_as_is=_parent_as_is(repo)),
             *namespace_arguments(network=network, as_pid_1=True), "--chdir", str(repo)]
 
 
-def worker_sandbox() -> list[str]:
-    """bwrap's arguments for a hook worker: nothing writable but its private /tmp, no network."""
-    return [*mount_arguments([]), *namespace_arguments(network=False, as_pid_1=False), "--chdir", "/tmp"]
+def worker_sandbox(interpreter: str) -> list[str]:
+    """bwrap's arguments for a hook worker: nothing writable but its private /tmp, no network; the
+    ``interpreter``'s folder and its standard library shown read-only wherever they are."""
+    hidden = [*_scratch_paths(), *_sealed_paths()]
+    args = mount_arguments([])
+    for path in _existing([Path(interpreter).parent, sys.base_prefix]):
+        if any(h in path.parents or h == path for h in hidden):  # e.g. a virtual environment in /tmp
+            args += ["--ro-bind", str(path), str(path)]
+    return [*args, *namespace_arguments(network=False, as_pid_1=False), "--chdir", "/tmp"]
