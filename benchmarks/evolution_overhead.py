@@ -132,7 +132,7 @@ def main() -> int:
 
     def template_gate(i: int) -> None:
         template.write_text(f"{{# edit {i} #}}\n" + original)
-        check_scaffold(root, guard.current, KernelLimits(), smoke=smoke_test,
+        check_scaffold(root, guard.current, KernelLimits(), smoke=lambda src, name: smoke_test(src, name, host=env),
                        previous_hooks=(guard.hooks_source() or ("", None))[1])
 
     results["template_gate_ms"] = _median_ms(_time(template_gate, args.gate_n))

@@ -31,6 +31,14 @@ class KernelLimits(BaseModel):
     max_format_errors: int = Field(default=5, ge=1)
 
 
+class SandboxSettings(BaseModel):
+    """The local environment's bubblewrap sandbox (``--sandbox none`` turns it off, per run only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    network: bool = False
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -39,6 +47,7 @@ class Settings(BaseModel):
     image: str | None = None
     scaffold: str = "seed"
     limits: KernelLimits = KernelLimits()
+    sandbox: SandboxSettings = SandboxSettings()
 
 
 def home() -> Path:

@@ -15,7 +15,13 @@ from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
 from live_swe.session.store import Session, SessionStore
-from live_swe.session.trust import check_same_repository, record_base, record_start, trusted_start
+from live_swe.session.trust import (
+    check_same_repository,
+    record_base,
+    record_confinement,
+    record_start,
+    trusted_start,
+)
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
 
@@ -35,6 +41,8 @@ class RunRequest:
     extra: dict = field(default_factory=dict)
     repo_map: str = ""
     labels: dict[str, str] = field(default_factory=dict)  # extra container labels (e.g. a bench batch)
+    sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
+    network: bool = False  # local env: the sandbox's network
 
 
 @dataclass
@@ -48,7 +56,7 @@ class RunHooks:
 
 
 def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str,
-              labels: dict[str, str] | None = None) -> Environment:
+              labels: dict[str, str] | None = None, confinement: dict | None = None) -> Environment:
     if request_env == "local":
         from live_swe.environments.local import LocalEnvironment
 
@@ -56,7 +64,9 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
             from live_swe.environments.base import EnvironmentError_
 
             raise EnvironmentError_("the local environment needs a repository (--repo PATH)")
-        return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir)
+        confinement = confinement or {}
+        return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir, sandbox=confinement.get("mode", "bubblewrap"),
+                                network=bool(confinement.get("network", False)))
     if request_env == "docker":
         from live_swe.environments.docker import DockerEnvironment
 
@@ -142,14 +152,17 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         repo=str(request.repo) if request.repo else None,
         scaffold_ref=request.scaffold_ref,
         parent=request.parent,
-        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir, **request.extra},
+        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir,
+               "sandbox": {"mode": request.sandbox, "network": request.network}, **request.extra},
     )
     record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
-                 model=request.model, limits=request.limits)
+                 model=request.model, limits=request.limits,
+                 sandbox={"mode": request.sandbox, "network": request.network})
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
-        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels)
+        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels,
+                        confinement={"mode": request.sandbox, "network": request.network})
         session.meta.repo_dir = env.repo_dir
         session.meta.base_commit = base_commit(env)
         record_base(session, session.meta.base_commit)
@@ -167,12 +180,14 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
 
 def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
-               limits: KernelLimits | None = None, limit_overrides: dict | None = None) -> RunResult:
+               limits: KernelLimits | None = None, limit_overrides: dict | None = None,
+               sandbox: dict | None = None) -> RunResult:
     """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent.
 
     It runs where the kernel recorded the session's start (repository, environment, model, budgets),
     whatever meta.json says now; ``limits`` replaces the budgets, ``limit_overrides`` (the person's
-    new budgets) replaces some of them."""
+    new budgets) replaces some of them.
+    ``sandbox`` ({"mode", "network"}) is the confinement the person chose now, recorded from then on."""
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
@@ -187,6 +202,10 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         )
     events, problems = session.events()
     start = trusted_start(session, events)
+    confinement = {**(start.sandbox or {}), **(sandbox or {})}
+    if sandbox:
+        record_confinement(session, confinement)
+    meta.extra["sandbox"] = confinement
     repo = Path(start.repo) if start.repo else None
     if repo is not None and start.base_commit:
         check_same_repository(repo, start.base_commit, session_id)
@@ -203,7 +222,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     meta.status = "running"
     env = None
     try:
-        env = _make_env(session, start.env, start.image, repo, start.repo_dir)
+        env = _make_env(session, start.env, start.image, repo, start.repo_dir, confinement=confinement)
         if not meta.base_commit:  # the first run stopped before it knew its starting commit
             meta.base_commit = base_commit(env)
             record_base(session, meta.base_commit)

@@ -141,3 +141,36 @@ def labelled_containers(docker_client, label: str) -> list[dict]:
 
     One list call, no per-container inspect: a container removed meanwhile cannot make it fail."""
     return docker_client.api.containers(all=True, filters={"label": label})
+
+
+def live_processes(token: str) -> list[int]:
+    """PIDs (as this machine sees them) of live processes whose command line contains ``token``.
+
+    Commands in the sandbox see their own PID namespace, so tests find them by what they run."""
+    found = []
+    needle = token.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmdline and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def wait_until_no_process(token: str, within: float = 5.0) -> list[int]:
+    """Wait until no live process runs ``token``; return those still running after ``within``."""
+    import time
+
+    deadline = time.monotonic() + within
+    while True:
+        left = live_processes(token)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)

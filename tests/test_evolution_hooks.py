@@ -156,30 +156,29 @@ def after_step(step, command, returncode):
     assert "live_swe_hooks" not in sys.modules  # the worker's module name; never loaded here
 
 
-def test_a_hook_worker_dies_with_a_killed_kernel_even_mid_call(tmp_path):
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
+def test_a_hook_worker_dies_with_a_killed_kernel_even_mid_call(git_repo, sandbox):
     import signal
     import subprocess
     import sys
-    import time
 
+    from conftest import live_processes, wait_until_no_process
+
+    memory = (1 << 30) + os.getpid()  # its limits are on its command line: they find it
     kernel = subprocess.Popen([sys.executable, "-c", (
+        "from live_swe.environments.local import LocalEnvironment\n"
         "from live_swe.evolution.hook_worker import HookProcess\n"
-        "p = HookProcess('import time\\ndef after_step(s, c, r):\\n    time.sleep(1000)\\n    return \"\"\\n')\n"
-        "p.start()\nprint(p._process.pid, flush=True)\np.call('after_step', [1, 'ls', 0], timeout=1000)\n")],
+        f"env = LocalEnvironment({str(git_repo)!r}, sandbox={sandbox!r})\n"
+        "p = HookProcess('import time\\ndef after_step(s, c, r):\\n    time.sleep(1000)\\n    return \"\"\\n',"
+        f" host=env, memory={memory})\n"
+        "p.start()\nprint('started', flush=True)\np.call('after_step', [1, 'ls', 0], timeout=1000)\n")],
         stdout=subprocess.PIPE, text=True)
-    worker = int(kernel.stdout.readline())
-    time.sleep(0.3)
+    assert kernel.stdout.readline().strip() == "started"
+    token = f"{memory},"
+    assert live_processes(token), "the hook worker is not running"
     kernel.send_signal(signal.SIGKILL)
     kernel.wait()
-
-    def gone() -> bool:
-        try:
-            state = open(f"/proc/{worker}/status").read().split("State:")[1].split()[0]
-        except (FileNotFoundError, IndexError):
-            return True
-        return state in ("Z", "X")  # dead, waiting only to be reaped
-
-    deadline = time.monotonic() + 10
-    while not gone() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert gone(), "the hook worker outlived the kernel"
+    left = wait_until_no_process(token, within=10)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], "the hook worker outlived the kernel"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SUBMIT, bash_reply, make_git_repo, write_script
+from conftest import SUBMIT, bash_reply, live_processes, make_git_repo, wait_until_no_process, write_script
 
 from live_swe.config import load_settings
 from live_swe.environments.base import OUTPUT_CAP_BYTES
@@ -177,28 +177,18 @@ def test_local_commands_get_a_closed_stdin(git_repo, open_stdin):
     assert output.text.strip() == "read=1"  # end of input at once
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or only a zombie waiting for its new parent to reap it."""
+@pytest.mark.parametrize("sandbox", ["bubblewrap", "none"])
+def test_local_timeout_kills_the_commands_children_too(git_repo, sandbox):
+    token = f"30{os.getpid()}.{len(sandbox)}"  # a sleep nothing else on this machine runs
+    env = LocalEnvironment(git_repo, sandbox=sandbox)
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ("Z", "X")
-
-
-def test_local_timeout_kills_the_commands_children_too(git_repo):
-    env = LocalEnvironment(git_repo)
-    output = env.execute("sleep 300 & echo $! > child.pid; wait", timeout=1)
-    child = int((git_repo / "child.pid").read_text())
-    try:
+        output = env.execute(f"sleep {token} & wait", timeout=1)
         assert output.timed_out and output.returncode == -1
-        deadline = time.monotonic() + 5
-        while not _gone(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _gone(child), f"the background child {child} outlived the timed-out command"
+        assert wait_until_no_process(f"sleep\0{token}") == [], "the background child outlived the timed-out command"
     finally:
-        if not _gone(child):
-            os.kill(child, 9)
+        env.close()
+        for pid in live_processes(f"sleep\0{token}"):
+            os.kill(pid, 9)
 
 
 def test_local_output_is_capped_in_memory_with_a_note(git_repo):

@@ -71,7 +71,7 @@ def test_the_patch_is_the_working_tree_whatever_the_index_holds(git_repo, tmp_pa
     assert "README.md" not in expected and "+    return a + b" in expected and "+y = 2" in expected
     assert run_git(git_repo, "diff", "--cached", "--name-only").split() == ["README.md"]  # the user's, untouched
     # a kept scratch index (a container's) gives the same patch, and a damaged one is rebuilt
-    kept = tmp_path / "scratch.index"
+    kept = git_repo / ".git" / "scratch.index"  # where the sandboxed command can write it, outside the tree
     assert repository_patch(env, base, index_file=str(kept)) == expected and kept.exists()
     (git_repo / "added.py").unlink()
     assert "added.py" not in repository_patch(env, base, index_file=str(kept))

@@ -244,6 +244,21 @@ async def test_status_line_shows_model_step_tokens_cost_and_time(git_repo):
             assert part in line, (part, line)
 
 
+@pytest.mark.parametrize("network", [False, True])
+async def test_status_line_says_whether_the_agent_has_the_network_and_the_run_uses_that(git_repo, network):
+    probe = bash_reply("cat /proc/net/dev | grep -c ':' ; ls /sys/class/net 2>/dev/null | wc -l")
+    app, factory = make_app(git_repo, [probe, SUBMIT], mode=ApprovalMode.AUTO, network=network)
+    async with app.run_test(size=(130, 40)) as pilot:
+        assert f"net {'on' if network else 'off'}" in app.query_one("#status").plain
+        await run_to_finish(pilot)
+        assert f"net {'on' if network else 'off'}" in app.query_one("#status").plain
+    from live_swe.session.store import SessionStore
+
+    assert SessionStore.default().open("s1").meta.extra["sandbox"] == {"mode": "bubblewrap", "network": network}
+    interfaces = int(factory.models[0].seen[1][-1]["content"].split("<output>\n")[1].split()[0])
+    assert (interfaces > 1) is network  # an empty network namespace has only its loopback
+
+
 async def test_evolution_panel_lists_tools_and_scaffold_changes_with_their_diffs(git_repo):
     from test_evolution_support import FIND_DEF, tool_reply, write_file_command
 

@@ -17,6 +17,11 @@ from live_swe.cli.common import (
     shown,
     shown_exact,
 )
+from live_swe.cli.confinement import check_confinement
+
+NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
+SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
+                "unconfined on this machine.")
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -70,6 +75,8 @@ def run(
     wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="Seconds."),
     command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds per command."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
+    network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
+    sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -91,9 +98,11 @@ def run(
         "model": model, "env": env, "image": image, "scaffold": scaffold,
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
+        "sandbox.network": network,
     })
     if settings.env not in ("local", "docker"):
         fail(f"unknown environment {settings.env!r}; use local or docker")
+    check_confinement(settings.env, sandbox)
     host_repo = _host_repository(repo, settings.env, repo_dir)
     approver = _approver(yolo)
     request = RunRequest(
@@ -106,6 +115,8 @@ def run(
         scaffold_ref=settings.scaffold,
         limits=settings.limits,
         session_id=session_id,
+        sandbox=sandbox,
+        network=settings.sandbox.network,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)
@@ -147,12 +158,19 @@ def resume(
     cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="A new cost budget in USD (total)."),
     wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="A new wall-time budget in seconds (total)."),
     as_json: bool = typer.Option(False, "--json"),
+    network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP + " Default: as the session ran."),
+    sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP + " Default: as the session ran."),
 ) -> None:
     """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
     from live_swe.runner import RunHooks, resume_run
+    from live_swe.session.store import SessionStore
 
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))
+    meta = SessionStore.default().open(session_id).meta
+    recorded = meta.extra.get("sandbox") or {}
+    confinement = {k: v for k, v in {"mode": sandbox, "network": network}.items() if v is not None}
+    check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    _report(resume_run(session_id, hooks, limit_overrides=overrides), as_json)
+    _report(resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement), as_json)

@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 
 from live_swe.cli.common import fail, friendly
+from live_swe.cli.confinement import check_confinement
+from live_swe.cli.run_cmd import NETWORK_HELP, SANDBOX_HELP
 
 
 @friendly
@@ -18,6 +20,8 @@ def tui(
     image: str = typer.Option(None, "--image", help="Docker image (docker env)."),
     mode: str = typer.Option("confirm", "--mode", help="Approval mode: confirm, auto or read-only (F2 switches)."),
     task: str = typer.Option("", "--task", "-t", help="Start with this task in the task box."),
+    network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
+    sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Work with the agent interactively: watch it, steer it, keep or discard what it did."""
     try:
@@ -32,10 +36,12 @@ def tui(
 
     if mode not in {m.value for m in ApprovalMode}:
         fail(f"unknown approval mode {mode!r}; use confirm, auto or read-only")
-    settings = load_settings({"model": model, "env": env, "image": image})
+    settings = load_settings({"model": model, "env": env, "image": image, "sandbox.network": network})
     if settings.env not in ("local", "docker"):
         fail(f"unknown environment {settings.env!r}; use local or docker")
+    check_confinement(settings.env, sandbox)
     root = WorkTree(repo.resolve()).path  # a clear error now if it is not a git repository
     app = LiveSweApp(root, default_model_name(settings.model), env=settings.env, image=settings.image,
-                     limits=settings.limits, approval_mode=ApprovalMode(mode), task=task)
+                     limits=settings.limits, approval_mode=ApprovalMode(mode), task=task,
+                     network=settings.sandbox.network, sandbox=sandbox)
     run_app(app, inline=inline)

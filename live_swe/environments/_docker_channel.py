@@ -1,148 +1,56 @@
 """One long-lived command channel into a container.
 
-A single ``docker exec`` runs a small bash driver (below) whose stdin/stdout are the attached,
-hijacked HTTP socket. Each command is one request frame; the driver runs it in a fresh
-``bash -c`` in its own process group and frames the merged stdout+stderr. This replaces a
-``docker exec`` round trip per command (~100 ms) with a write and a read on an open socket.
-
-Request frame (host -> driver):  NONCE \\0 COMMAND \\0
-Reply frame (driver -> host):    NONCE:S\\n <output bytes> NONCE:E:RC\\n
-
-The nonce is random per command, so output of background processes left over from an earlier
-command (which still hold the driver's stdout) is discarded before the start marker, and a
-command cannot end its own frame early by printing a marker it cannot guess.
-On timeout the host signals the driver (SIGUSR1) through a side exec; the driver kills the
+A single ``docker exec`` runs the command driver of :mod:`live_swe.environments._channel`, whose
+stdin/stdout are the attached, hijacked HTTP socket. Each command is one request frame; the driver
+runs it in a fresh ``bash -c`` in its own process group and frames the merged stdout+stderr. This
+replaces a ``docker exec`` round trip per command (~100 ms) with a write and a read on an open
+socket. On timeout the host signals the driver (SIGUSR1) through a side exec; the driver kills the
 command's process group and closes the frame, so the channel and the container survive.
 Only bash and the shell builtins are needed in the image (no python, no coreutils).
 """
 
 from __future__ import annotations
 
-import secrets
 import struct
 import time
 from typing import Any
 
-DRIVER = r"""
-set -m                      # every background job gets its own process group
-repo=$1
-child=
-trap '[ -n "$child" ] && kill -s KILL -- "-$child" 2>/dev/null' USR1
-IFS= read -r -d '' hello || exit 0
-printf 'LIVE-SWE-READY:%s:%s\n' "$$" "$hello"
-while IFS= read -r -d '' nonce && IFS= read -r -d '' cmd; do
-  cd -- "$repo" 2>/dev/null || cd /
-  printf '%s:S\n' "$nonce"
-  bash -c "$cmd" </dev/null 2>&1 &
-  child=$!
-  wait "$child"; rc=$?
-  # a trapped signal (or a stopped job) returns from wait early: finish the job for real
-  while kill -0 "$child" 2>/dev/null; do
-    kill -s CONT -- "-$child" 2>/dev/null
-    wait "$child"; rc=$?
-  done
-  child=
-  printf '%s:E:%s\n' "$nonce" "$rc"
-done
-"""
+from live_swe.environments._channel import (
+    DRIVER,
+    ChannelLost,
+    FramedChannel,
+    RunResult,
+    driver_arguments,
+)
 
+SHELL = ("bash", "-c")  # how the driver runs each command
 _HEADER = struct.Struct(">BxxxL")  # docker's multiplexed stream: kind, 3 pad bytes, length
-_READY_TIMEOUT_S = 30.0
-_KILL_GRACE_S = 10.0  # after a kill, how long the driver may take to close the frame
+
+__all__ = ["Channel", "ChannelLost", "ExecSocket", "RunResult", "SHELL"]
 
 
-class ChannelLost(Exception):
-    """The driver or its socket went away. ``started``: the command had begun running."""
+class ExecSocket:
+    """The attached socket of one ``docker exec`` (stdin in; stdout and stderr multiplexed out)."""
 
-    def __init__(self, message: str, *, started: bool = False, partial: bytes = b""):
-        super().__init__(message)
-        self.started = started
-        self.partial = partial
-
-
-class RunResult:
-    __slots__ = ("output", "dropped", "returncode", "timed_out")
-
-    def __init__(self, output: bytes, dropped: int, returncode: int, timed_out: bool):
-        self.output = output
-        self.dropped = dropped
-        self.returncode = returncode
-        self.timed_out = timed_out
-
-
-class _CappedBuffer:
-    """Keeps the first ``cap`` bytes and counts the rest."""
-
-    def __init__(self, cap: int):
-        self.cap = cap
-        self.parts: list[bytes] = []
-        self.size = 0
-        self.dropped = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.cap - self.size
-        if room > 0:
-            kept = data[:room]
-            self.parts.append(kept)
-            self.size += len(kept)
-            self.dropped += len(data) - len(kept)
-        else:
-            self.dropped += len(data)
-
-    def value(self) -> bytes:
-        return b"".join(self.parts)
-
-
-class Channel:
-    """The driver process and its socket. Not thread-safe: one command at a time."""
-
-    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int):
-        self._api = api
-        self._container = container_id
-        self._cap = output_cap
-        self._pending = b""  # stdout bytes received but not yet consumed
+    def __init__(self, api: Any, container_id: str, argv: list[str], **exec_options: Any):
+        exec_id = api.exec_create(container_id, argv, stdin=True, stdout=True, stderr=True, tty=False,
+                                  **exec_options)["Id"]
+        self.exec_id = exec_id
+        self._sock_io = api.exec_start(exec_id, socket=True)  # keep a reference: it owns the fd
+        self._sock = getattr(self._sock_io, "_sock", self._sock_io)
         self._frame_left = 0  # bytes left in the current multiplexed frame
         self._frame_kind = 1
         self._header = b""
-        self.stderr_tail = b""  # the driver's own complaints, for error messages
-        self.driver_pid = 0
-        exec_id = api.exec_create(
-            container_id,
-            ["bash", "-c", DRIVER, "live-swe-driver", repo_dir],
-            stdin=True,
-            stdout=True,
-            stderr=True,
-            tty=False,
-        )["Id"]
-        self._sock_io = api.exec_start(exec_id, socket=True)  # keep a reference: it owns the fd
-        self._sock = getattr(self._sock_io, "_sock", self._sock_io)
-        try:
-            self._handshake()
-        except BaseException:
-            self.close()
-            raise
+        self.stderr_tail = b""  # the process's own complaints, for error messages
 
-    # -- framing ------------------------------------------------------------------------------
-
-    def _handshake(self) -> None:
-        hello = secrets.token_hex(8)
-        self._send(f"{hello}\0".encode())
-        line = self._read_until(b"\n", time.monotonic() + _READY_TIMEOUT_S, started=False)
-        text = line.decode("utf-8", "replace").strip()
-        prefix, _, rest = text.partition("LIVE-SWE-READY:")
-        pid, _, echoed = rest.partition(":")
-        if not rest or echoed != hello or not pid.isdigit():
-            raise ChannelLost(f"the command driver did not start: {(prefix or text)[:300]}")
-        self.driver_pid = int(pid)
-
-    def _send(self, data: bytes) -> None:
+    def send(self, data: bytes) -> None:
         try:
             self._sock.sendall(data)
         except OSError as exc:
             raise ChannelLost(f"could not write to the command channel: {exc}") from None
 
-    def _recv_stdout(self, deadline: float | None) -> bytes:
-        """The next chunk of the driver's stdout; b'' when the deadline passed."""
+    def recv_stdout(self, deadline: float | None) -> bytes:
+        """The next chunk of the process's stdout; b'' when the deadline passed."""
         while True:
             if deadline is not None:
                 remaining = deadline - time.monotonic()
@@ -185,69 +93,6 @@ class Channel:
                 out.append(take)
         return b"".join(out)
 
-    def _read_until(self, marker: bytes, deadline: float | None, *, started: bool) -> bytes:
-        """Consume up to and including ``marker``; return what preceded it (plus the marker)."""
-        while True:
-            index = self._pending.find(marker)
-            if index >= 0:
-                end = index + len(marker)
-                head, self._pending = self._pending[:end], self._pending[end:]
-                return head
-            chunk = self._recv_stdout(deadline)
-            if not chunk:
-                raise TimeoutError
-            self._pending += chunk
-            if not started and len(self._pending) > 1_000_000:
-                self._pending = self._pending[-len(marker):]  # stale output we never need
-
-    # -- commands -----------------------------------------------------------------------------
-
-    def run(self, command: str, timeout: float | None, interrupt) -> RunResult:
-        """Run ``command``; ``interrupt()`` is called on timeout to have the driver kill it."""
-        nonce = secrets.token_hex(12).encode()
-        start, end = nonce + b":S\n", nonce + b":E:"
-        self._send(nonce + b"\0" + command.encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            # what precedes the start marker is late output of earlier background processes
-            self._read_until(start, time.monotonic() + _READY_TIMEOUT_S, started=False)
-        except TimeoutError:
-            raise ChannelLost("the command driver did not answer in time") from None
-        deadline = None if timeout is None else time.monotonic() + timeout
-        output = _CappedBuffer(self._cap)
-        timed_out = False
-        keep = len(end) - 1
-        while True:
-            index = self._pending.find(end)
-            if index >= 0:
-                output.add(self._pending[:index])
-                self._pending = self._pending[index + len(end):]
-                break
-            if len(self._pending) > keep:
-                output.add(self._pending[:-keep])
-                self._pending = self._pending[-keep:]
-            try:
-                chunk = self._recv_stdout(deadline)
-            except ChannelLost as exc:
-                output.add(self._pending)
-                exc.started, exc.partial = True, output.value()
-                raise
-            if chunk:
-                self._pending += chunk
-                continue
-            if timed_out:
-                raise ChannelLost("the command could not be killed after its timeout",
-                                  started=True, partial=output.value())
-            timed_out = True
-            interrupt(self.driver_pid)
-            deadline = time.monotonic() + _KILL_GRACE_S
-        try:
-            tail = self._read_until(b"\n", time.monotonic() + _KILL_GRACE_S, started=True)
-        except TimeoutError:
-            raise ChannelLost("the command driver stopped mid-frame", started=True) from None
-        code = tail.strip()
-        returncode = int(code) if code.isdigit() else -1
-        return RunResult(output.value(), output.dropped, -1 if timed_out else returncode, timed_out)
-
     def close(self) -> None:
         for closer in (getattr(self._sock, "close", None), getattr(self._sock_io, "close", None)):
             try:
@@ -255,3 +100,31 @@ class Channel:
                     closer()
             except OSError:
                 pass
+
+
+class Channel(FramedChannel):
+    """The driver process and its socket. Not thread-safe: one command at a time."""
+
+    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int,
+                 shell: tuple[str, ...] = SHELL):
+        super().__init__(output_cap=output_cap)
+        self._exec = ExecSocket(api, container_id,
+                                ["bash", "-c", DRIVER, *driver_arguments(repo_dir, sweep=False, shell=shell)])
+        try:
+            self._handshake()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def stderr_tail(self) -> bytes:
+        return self._exec.stderr_tail
+
+    def _send(self, data: bytes) -> None:
+        self._exec.send(data)
+
+    def _recv_stdout(self, deadline: float | None) -> bytes:
+        return self._exec.recv_stdout(deadline)
+
+    def close(self) -> None:
+        self._exec.close()

@@ -17,9 +17,11 @@ import tempfile
 from pathlib import Path
 
 from live_swe.environments import _docker_engine as engine
+from live_swe.environments._channel import ChannelCommands
 from live_swe.environments._docker_channel import Channel, ChannelLost
 from live_swe.environments.base import OUTPUT_CAP_BYTES, EnvironmentError_, Output
 from live_swe.environments.local import _SECRET_MARKERS
+from live_swe.environments.workers import ExecWorker
 
 remove_leftover_containers = engine.remove_leftover_containers
 
@@ -32,7 +34,7 @@ def _scrub(env: dict[str, str]) -> dict[str, str]:
     return {k: str(v) for k, v in env.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
 
 
-class DockerEnvironment:
+class DockerEnvironment(ChannelCommands):
     def __init__(
         self,
         image: str,
@@ -159,45 +161,47 @@ class DockerEnvironment:
 
     def _interrupt(self, driver_pid: int) -> None:
         """Have the driver kill the running command's process group (a side exec, rare)."""
+        self.side_command(f"kill -s USR1 {int(driver_pid)}")
+
+    def side_command(self, command: str) -> None:
+        """Run a short control command in the container beside the channel (a kill); never raises."""
         try:
-            exec_id = self._api.exec_create(self.container_id, ["bash", "-c", f"kill -s USR1 {int(driver_pid)}"])["Id"]
+            exec_id = self._api.exec_create(self.container_id, ["bash", "-c", command])["Id"]
             self._api.exec_start(exec_id)
         except Exception:  # noqa: BLE001 - the channel then times out and is re-opened
             pass
 
+    def start_python(self, source: str, args: list[str]) -> ExecWorker:
+        """``python3 -I -S -B -c SOURCE ARGS`` in the container, found as a login shell finds it
+        (``bash -lc``: e.g. a conda environment the image activates in its profile). Prints
+        ``LIVE-SWE-NO-PYTHON`` instead where the image has no python3."""
+        if not self.container_id:
+            raise EnvironmentError_("the docker environment is closed")
+        docker = engine.import_docker()
+        script = ('command -v python3 >/dev/null 2>&1 || { echo LIVE-SWE-NO-PYTHON; exit 127; }; '
+                  'exec python3 -I -S -B -c "$@"')
+        try:
+            return ExecWorker(self, ["bash", "-lc", script, "live-swe-hooks", source, *args])
+        except docker.errors.APIError as exc:
+            raise EnvironmentError_(f"the container {self.container_name} is gone or stopped "
+                                    f"({exc.explanation or exc})") from None
+        except docker.errors.DockerException as exc:
+            raise engine.engine_error(exc) from None
+
     def execute(self, command: str, timeout: float | None = None) -> Output:
         if not self.container_id:
             raise EnvironmentError_("the docker environment is closed")
-        if "\0" in command:
-            return Output(text="live-swe: the command contains a NUL byte, which bash cannot run", returncode=2)
-        for attempt in (1, 2):
-            if self._channel is None:
-                self._channel = self._open_channel()
-            channel = self._channel
-            try:
-                result = channel.run(command, timeout, self._interrupt)
-            except ChannelLost as exc:
-                channel.close()
-                self._channel = None
-                if exc.started:
-                    text = exc.partial.decode("utf-8", "replace")
-                    return Output(text=f"{text}\n[live-swe: the command channel was lost: {exc}]", returncode=-1)
-                if attempt == 2:
-                    raise EnvironmentError_(f"the command channel into {self.container_name} failed twice: {exc}") from None
-                continue
-            except BaseException:
-                # Ctrl-C or similar mid-command: stop the command, start clean next time.
-                self._interrupt(channel.driver_pid)
-                channel.close()
-                self._channel = None
-                raise
-            if self._host_owner:
-                self._hand_back_scaffold(channel)
-            text = result.output.decode("utf-8", errors="replace")
-            if result.dropped:
-                text += f"\n[live-swe: {result.dropped} more bytes of output were dropped]"
-            return Output(text=text, returncode=result.returncode, timed_out=result.timed_out)
-        raise AssertionError("unreachable")
+        return self._execute_on_channel(command, timeout)
+
+    def _interrupt_channel(self, channel: Channel) -> None:
+        self._interrupt(channel.driver_pid)
+
+    def _failed_twice(self, exc: ChannelLost) -> str:
+        return f"the command channel into {self.container_name} failed twice: {exc}"
+
+    def _after_command(self, channel: Channel) -> None:
+        if self._host_owner:
+            self._hand_back_scaffold(channel)
 
     def _hand_back_scaffold(self, channel: Channel) -> None:
         uid, gid = self._host_owner

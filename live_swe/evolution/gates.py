@@ -22,6 +22,7 @@ from typing import Any
 
 from live_swe.agent.limits import budget_amount, loosened
 from live_swe.config import KernelLimits
+from live_swe.scaffolding.files import NotARegularFile, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render
 from live_swe.scaffolding.scaffold import PROMPTS_DIR, Scaffold, ScaffoldError, load_policy, sample_context
@@ -146,9 +147,11 @@ def check_templates(root: Path, policy: ScaffoldPolicy) -> dict[str, str]:
         if prompts not in path.parents:
             raise Refused(f"scaffold.yaml: prompts.{role} = {filename!r} points outside {PROMPTS_DIR}/")
         try:
-            source = path.read_text()
+            source = read_regular_text(path)
         except FileNotFoundError:
             raise Refused(f"{shown}: the {role} template named in scaffold.yaml is missing") from None
+        except NotARegularFile:
+            raise Refused(f"{shown}: must be a regular file (not a link, FIFO or device)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise Refused(f"{shown}: cannot be read as text ({exc.__class__.__name__})") from None
         for context in role_contexts(role):
@@ -242,10 +245,12 @@ def check_scaffold(
     if name is not None:
         path = root / name
         try:
-            source = path.read_text()
+            source = read_regular_text(path)
         except FileNotFoundError:
             raise Refused(f"{name}: named as the hooks file in scaffold.yaml but missing; "
                           "restore it, or set `hooks: null` for no hooks") from None
+        except NotARegularFile:
+            raise Refused(f"{name}: must be a regular file (not a link, FIFO or device)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise Refused(f"{name}: cannot be read as text ({exc.__class__.__name__})") from None
         if source != previous_hooks:

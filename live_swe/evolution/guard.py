@@ -12,6 +12,7 @@ guard rolls it back to the last committed version that worked (a "rollback" comm
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from live_swe.environments.base import Environment
 from live_swe.evolution import tool_gates
 from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
-from live_swe.evolution.hook_worker import smoke_test, source_digest
+from live_swe.evolution.hook_worker import HooksUnavailable, smoke_test, source_digest
 from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
 from live_swe.scaffolding.scaffold import (
@@ -35,6 +36,7 @@ from live_swe.scaffolding.scaffold import (
 from live_swe.session.store import Session
 
 REASON_CHARS = 300
+LIVE_HOOKS_FILE = "hooks.live"  # in the session folder: the digest of hooks loading or running now
 _ALLOWED = "scaffold.yaml, prompts/, the hooks file and tools/NAME"
 
 
@@ -60,6 +62,9 @@ class GatedScaffold:
         self._notes: list[str] = []
         self._failed_hooks: set[str] = set()
         self._rollback: tuple[str, str] | None = None  # (hook, why) waiting for the step boundary
+        self._live_mark = Path(session.dir) / LIVE_HOOKS_FILE
+        self._marked = False
+        self._starting = False
         self._step = session.meta.steps
         self._accepted: Snapshot = {}
         self._fp: tuple = ()
@@ -127,14 +132,54 @@ class GatedScaffold:
         if self._rollback is None:
             self._rollback = (hook, why)
 
+    def hooks_off(self, digest: str, why: str) -> None:
+        """The environment cannot run hooks at all (no python3 in the image): off for this run."""
+        if digest in self._failed_hooks:
+            return
+        self._failed_hooks.add(digest)
+        self._emit({"t": "hooks_off", "step": self._step, "why": why})
+        self._notes.append(f"Scaffold: {why}, so hooks are off for this run; the run goes on.")
+
+    def hooks_live(self, digest: str | None) -> None:
+        """Mark (or unmark) hooks as loading or running: a run that dies while the mark is there
+        resumes with the last good hooks. A small file in the session folder, out of the agent's reach."""
+        try:
+            if digest is None:
+                if self._marked:
+                    self._marked = False
+                    os.unlink(self._live_mark)
+                return
+            fd = os.open(self._live_mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, digest.encode())
+            finally:
+                os.close(fd)
+            self._marked = True
+        except OSError:
+            pass  # a full disk must not stop the run; the mark only helps a later resume
+
+    def _smoke(self, source: str, filename: str) -> str | None:
+        """The hooks' smoke run in a fresh worker in the environment. Where the environment cannot
+        run hooks, the starting scaffold keeps them (off for the run); a change to them is refused."""
+        try:
+            return smoke_test(source, filename, host=self.env)
+        except HooksUnavailable as exc:
+            if self._starting:
+                self.hooks_off(source_digest(source), str(exc))
+                return None
+            return str(exc)
+
     # -- start and resume ---------------------------------------------------------------------------
     def _begin(self) -> None:
         """A new session: gate the starting scaffold, drop tools that fail, make the first commit."""
         ref = self.session.meta.scaffold_ref
+        self._starting = True
         try:
-            scaffold = check_scaffold(self.root, None, self.kernel, smoke=smoke_test)
+            scaffold = check_scaffold(self.root, None, self.kernel, smoke=self._smoke)
         except Refused as exc:
             raise ScaffoldError(f"the starting scaffold ({ref}) is not usable: {exc}") from None
+        finally:
+            self._starting = False
         tools_dir = self.root / scaffold.policy.tools_dir
         tools_dir.mkdir(exist_ok=True)
         start = snapshot(self.root)
@@ -167,6 +212,7 @@ class GatedScaffold:
         (self.root / self._scaffold.policy.tools_dir).mkdir(exist_ok=True)
         self._settle(snapshot(self.root))
         self._log_unlogged_commits()
+        self._fall_back_from_hooks_that_were_live()
         if discarded:
             why = "changes from a step that never finished were not checked, so they were discarded"
             self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": discarded,
@@ -201,6 +247,19 @@ class GatedScaffold:
                     "why": why, "rev": recorded})
         self._notes.append(f"Scaffold: on resume, commits written straight into the scaffold history were "
                            f"discarded ({', '.join(files) or 'no files'}); the scaffold is the last accepted version.")
+
+    def _fall_back_from_hooks_that_were_live(self) -> None:
+        """The last run died while hooks were loading or running (a hook that kills the process
+        running it, the machine's OOM killer...): resume with the last good hooks, not those."""
+        try:
+            digest = self._live_mark.read_text().strip()
+        except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+            return
+        accepted = self.hooks_source()
+        if accepted is not None and source_digest(accepted[1]) == digest:
+            self.hooks_failed(digest, "run", "the last run died while these hooks were running")
+            self._roll_back_hooks(self._step)
+        self._live_mark.unlink(missing_ok=True)
 
     def _log_unlogged_commits(self) -> None:
         """A kill between a commit and its event leaves a commit the log does not show: log it now."""
@@ -276,7 +335,7 @@ class GatedScaffold:
         if scaffold_paths:
             try:
                 hooks = self.hooks_source()
-                check_scaffold(self.root, self._scaffold, self.kernel, smoke=smoke_test,
+                check_scaffold(self.root, self._scaffold, self.kernel, smoke=self._smoke,
                                previous_hooks=hooks[1] if hooks else None)
                 accepted += scaffold_paths
             except Refused as exc:

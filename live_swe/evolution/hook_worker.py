@@ -1,10 +1,12 @@
 """Run the agent's hooks in an isolated worker process, never in the kernel.
 
-:class:`HookProcess` is one worker (``worker_main.py``) running one hooks source: started with a
-whitelisted environment (no API keys or tokens: nothing is inherited), ``python -I -S`` (no
-site-packages, so only the standard library imports), resource limits it sets on itself before
-it reads any hook code (address space, CPU seconds, no child processes, file size, open files),
-in its own process group and a scratch working directory. Each call has a timeout; a crash, a timeout or an invalid reply kills it.
+:class:`HookProcess` is one worker (``worker_main.py``) running one hooks source. The environment
+starts it where the agent's own code runs (``env.start_python``): a bubblewrap sandbox of its own
+on the local environment (no kernel process visible, nothing writable but a private /tmp, no
+network), the session's container on docker. It is ``python -I -S`` (no site-packages), with an
+environment built from nothing, resource limits it sets on itself and an import guard it installs
+before it reads any hook code (standard library only), in its own process group. Each call has a
+timeout; a crash, a timeout or an invalid reply kills it (and what it started).
 
 :class:`HookClient` is the loop's ``Hooks``: it runs the hooks of the guard's last accepted
 scaffold, validates what they return, and on any failure answers as if there were no hooks,
@@ -13,15 +15,10 @@ asks the guard to roll hooks.py back to the last version that worked, and lets t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-import os
-import select
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -36,62 +33,54 @@ CPU_SECONDS = 120
 MAX_REPLY_BYTES = 16 << 20
 MAX_TEXT_CHARS = 1_000_000
 _ROLES = {"system", "user", "assistant", "tool"}
+_NO_PYTHON = "LIVE-SWE-NO-PYTHON"
 
 
 class HookFailure(Exception):
     """The hooks crashed, hung or answered with something unusable; the message says which."""
 
 
+class HooksUnavailable(HookFailure):
+    """The environment cannot run hooks at all (an image without python3)."""
+
+
 def source_digest(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()
 
 
-def _worker_environment(scratch: str) -> dict[str, str]:
-    # Built from nothing rather than filtered: no variable of the kernel's reaches agent code.
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": scratch,
-        "TMPDIR": scratch,
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-    }
+@functools.cache
+def worker_source() -> str:
+    return WORKER_SCRIPT.read_text()
 
 
 class HookProcess:
-    def __init__(self, source: str, filename: str = "hooks.py", *, memory: int = MEMORY_BYTES, cpu: int = CPU_SECONDS):
+    """One worker running one hooks source; ``host`` is the environment that starts it."""
+
+    def __init__(self, source: str, filename: str = "hooks.py", *, host, memory: int = MEMORY_BYTES,
+                 cpu: int = CPU_SECONDS):
         self.source = source
         self.filename = filename
+        self.host = host
         self.memory = memory
         self.cpu = cpu
         self.hooks: tuple[str, ...] = ()
-        self._process: subprocess.Popen | None = None
-        self._scratch: str | None = None
-        self._stderr = None
+        self.pid = 0  # as the worker sees itself
+        self._worker = None
         self._buffer = b""
         self._next_id = 0
+        self._busy = True  # until it has answered: it may be running hook code
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        return self._worker is not None and self._worker.exit_status() is None
 
     def start(self, timeout: float = START_TIMEOUT) -> tuple[str, ...]:
-        self._scratch = tempfile.mkdtemp(prefix="live-swe-hooks-")
-        self._stderr = tempfile.TemporaryFile()
+        nonce = secrets.token_hex(8)
         # The worker lowers its own limits before it reads any hook code (a preexec_fn would do
         # it between fork and exec, which is unsafe in a threaded process such as the TUI).
         limits = f"{self.memory},{self.cpu},{16 << 20},64"
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-B", str(WORKER_SCRIPT), limits],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            cwd=self._scratch,
-            env=_worker_environment(self._scratch),
-            start_new_session=True,
-            close_fds=True,
-        )
+        self._worker = self.host.start_python(worker_source(), [limits, nonce])
+        self._await_hello(nonce, time.monotonic() + timeout, timeout)
         reply = self._request({"op": "load", "source": self.source, "filename": self.filename}, timeout)
         if not reply.get("ok"):
             self.close()
@@ -102,6 +91,19 @@ class HookProcess:
             raise HookFailure("the hook worker answered the load request with something unusable")
         self.hooks = tuple(hooks)
         return self.hooks
+
+    def _await_hello(self, nonce: str, deadline: float, timeout: float) -> None:
+        """Skip whatever came before the worker's greeting (a login shell's messages)."""
+        marker = f"LIVE-SWE-HOOKS:{nonce}:"
+        while True:
+            line = self._read_line(deadline, timeout, "the start of the hook worker")
+            if line.startswith(marker) and line[len(marker):].strip().isdigit():
+                self.pid = int(line[len(marker):])
+                self._worker.started(self.pid)
+                return
+            if line.strip() == _NO_PYTHON:
+                self.close()
+                raise HooksUnavailable("hooks cannot run in this environment: it has no python3")
 
     def call(self, hook: str, args: list[Any], timeout: float = CALL_TIMEOUT) -> Any:
         reply = self._request({"op": "call", "hook": hook, "args": args}, timeout)
@@ -114,13 +116,13 @@ class HookProcess:
             raise HookFailure("the hook worker is not running" + self._stderr_tail())
         self._next_id += 1
         message["id"] = self._next_id
+        self._busy = True
         try:
-            assert self._process is not None and self._process.stdin is not None
-            self._process.stdin.write((json.dumps(message) + "\n").encode())
-            self._process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            self._worker.send((json.dumps(message) + "\n").encode())
+        except OSError:
+            tail = self._stderr_tail()
             self.close()
-            raise HookFailure("the hook worker died" + self._stderr_tail()) from None
+            raise HookFailure("the hook worker died" + tail) from None
         line = self._read_line(time.monotonic() + timeout, timeout, message.get("hook") or message["op"])
         try:
             reply = json.loads(line)
@@ -131,22 +133,18 @@ class HookProcess:
         if not isinstance(reply, dict) or reply.get("id") != message["id"]:
             self.close()
             raise HookFailure(f"the hook worker's reply is not the answer to the request: {line[:200]!r}")
+        self._busy = False
         return reply
 
     def _read_line(self, deadline: float, timeout: float, what: str) -> str:
-        assert self._process is not None and self._process.stdout is not None
-        fd = self._process.stdout.fileno()
+        assert self._worker is not None
         while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            chunk = self._worker.recv(deadline)
+            if chunk is None:
                 self.close()
                 raise HookFailure(f"{what} did not return within {timeout:g}s; the worker was stopped")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 16)
             if not chunk:
-                code = self._process.wait()
+                code = _wait_status(self._worker)
                 tail = self._stderr_tail()
                 self.close()
                 raise HookFailure(f"the hook worker exited (status {code}) during {what}{tail}")
@@ -158,39 +156,25 @@ class HookProcess:
         return line.decode("utf-8", "replace")
 
     def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - 600))
-            text = self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
-        return f"; its stderr ends: {text[-600:]!r}" if text else ""
+        text = self._worker.stderr_tail() if self._worker is not None else ""
+        return f"; its stderr ends: {text!r}" if text else ""
 
     def close(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            if process.poll() is None:
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    process.kill()
-            process.wait()
-            for stream in (process.stdin, process.stdout):
-                try:
-                    if stream:
-                        stream.close()
-                except OSError:
-                    pass
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-        if self._scratch:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close(busy=self._busy)
         self._buffer = b""
+        self._busy = True
+
+
+def _wait_status(worker, within: float = 2.0):
+    """The exit status of a worker whose output ended (it may take a moment to be reported)."""
+    deadline = time.monotonic() + within
+    while True:
+        code = worker.exit_status()
+        if code is not None or time.monotonic() > deadline:
+            return code
+        time.sleep(0.01)
 
 
 def _last_line(text: Any) -> str:
@@ -237,9 +221,10 @@ _SAMPLE_MESSAGES = [
 ]
 
 
-def smoke_test(source: str, filename: str = "hooks.py", timeout: float = SMOKE_TIMEOUT) -> str | None:
-    """Load ``source`` in a fresh worker and call each hook it defines on sample inputs."""
-    process = HookProcess(source, filename)
+def smoke_test(source: str, filename: str = "hooks.py", *, host, timeout: float = SMOKE_TIMEOUT) -> str | None:
+    """Load ``source`` in a fresh worker started by ``host`` and call each hook it defines on sample
+    inputs. Raises :class:`HooksUnavailable` where the environment cannot run hooks at all."""
+    process = HookProcess(source, filename, host=host)
     try:
         hooks = process.start(timeout=max(timeout, START_TIMEOUT))
         if "transform_observation" in hooks:
@@ -249,6 +234,8 @@ def smoke_test(source: str, filename: str = "hooks.py", timeout: float = SMOKE_T
             valid_messages(process.call("transform_messages", [_SAMPLE_MESSAGES, 1], timeout))
         if "after_step" in hooks:
             valid_text(process.call("after_step", [1, "ls", 0], timeout), "after_step")
+    except HooksUnavailable:
+        raise
     except HookFailure as exc:
         return str(exc)
     finally:
@@ -312,7 +299,10 @@ def _is_docstring(node) -> bool:
 
 
 class HookClient:
-    """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure."""
+    """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure.
+
+    The worker is started by the guard's environment. While hooks load or run, the guard keeps a
+    mark of which hooks are live, so that a run that dies meanwhile resumes with the last good ones."""
 
     def __init__(self, guard, *, call_timeout: float | None = None):
         self.guard = guard
@@ -344,13 +334,19 @@ class HookClient:
         if self._process is not None and self._digest == digest and self._process.alive:
             return self._process
         self._stop()
-        process = HookProcess(source, filename)
+        process = HookProcess(source, filename, host=self.guard.env)
         self._digest = digest
+        self.guard.hooks_live(digest)
         try:
             process.start()
+        except HooksUnavailable as exc:
+            self.guard.hooks_off(digest, str(exc))
+            return None
         except HookFailure as exc:
             self._fail("load", str(exc))
             return None
+        finally:
+            self.guard.hooks_live(None)
         self._process = process
         return process
 
@@ -360,12 +356,15 @@ class HookClient:
         process = self._worker()
         if process is None or hook not in process.hooks:
             return fallback
+        self.guard.hooks_live(self._digest)
         try:
             timeout = self.call_timeout if self.call_timeout is not None else CALL_TIMEOUT
             return validate(process.call(hook, args, timeout), hook)
         except HookFailure as exc:
             self._fail(hook, str(exc), step)
             return fallback
+        finally:
+            self.guard.hooks_live(None)
 
     def _fail(self, hook: str, why: str, step: int | None = None) -> None:
         digest = self._digest

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from live_swe.environments.base import Environment
 from live_swe.evolution.tree import MAX_FILE_BYTES
+from live_swe.scaffolding.files import read_regular
 from live_swe.scaffolding.scaffold import TOOL_NAME_RE, read_tool_header
 
 HELP_TIMEOUT = 10.0
@@ -159,7 +160,12 @@ def static_problem(path: Path, name: str) -> str | None:
     problem = header_problem(path, name)
     if problem:
         return problem
-    source = path.read_bytes()
+    try:
+        source = read_regular(path, MAX_FILE_BYTES)
+    except OSError:
+        return "a tool must be a regular file (not a link, directory or device)"
+    if len(source) > MAX_FILE_BYTES:
+        return f"the file grew past {MAX_FILE_BYTES} bytes while it was checked"
     language = tool_language(source)
     if language is not None:
         problem = syntax_problem(source, language)

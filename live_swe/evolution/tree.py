@@ -14,6 +14,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_swe.scaffolding.files import NotARegularFile, read_regular
+
 # A scaffold is a handful of small text files; anything bigger is refused, never read whole.
 MAX_FILE_BYTES = 256 * 1024
 
@@ -66,9 +68,11 @@ def snapshot(root: Path) -> Snapshot:
             data = None
             if info.st_size <= MAX_FILE_BYTES:
                 try:
-                    with open(os.path.join(root, rel), "rb") as handle:
-                        data = handle.read(MAX_FILE_BYTES + 1)
+                    data = read_regular(os.path.join(root, rel), MAX_FILE_BYTES)
                 except FileNotFoundError:
+                    continue
+                except NotARegularFile:  # replaced (by a FIFO, a link...) since we looked
+                    result[rel] = Entry("other", mode, None, info.st_size)
                     continue
                 if len(data) > MAX_FILE_BYTES:
                     data = None  # grew while we read it

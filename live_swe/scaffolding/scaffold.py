@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from live_swe.scaffolding.files import NotARegularFile, read_regular, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 
 POLICY_FILE = "scaffold.yaml"
@@ -62,9 +63,11 @@ class Scaffold:
 def load_policy(root: Path) -> ScaffoldPolicy:
     path = root / POLICY_FILE
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(read_regular_text(path)) or {}
     except FileNotFoundError as exc:
         raise ScaffoldError(f"{path}: missing; a scaffold needs a {POLICY_FILE}") from exc
+    except (NotARegularFile, UnicodeDecodeError) as exc:
+        raise ScaffoldError(f"{path}: cannot be read as a text file ({exc})") from exc
     except yaml.YAMLError as exc:
         raise ScaffoldError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
@@ -88,9 +91,11 @@ def load_scaffold(root: Path) -> Scaffold:
     for role, filename in policy.prompts.model_dump().items():
         path = _inside(root / PROMPTS_DIR, filename)
         try:
-            templates[role] = path.read_text()
+            templates[role] = read_regular_text(path)
         except FileNotFoundError as exc:
             raise ScaffoldError(f"{path}: prompt template for {role!r} is missing") from exc
+        except (NotARegularFile, UnicodeDecodeError) as exc:
+            raise ScaffoldError(f"{path}: prompt template for {role!r} cannot be read as a text file ({exc})") from exc
     tools = tuple(discover_tools(root / policy.tools_dir))
     return Scaffold(root=root, policy=policy, templates=MappingProxyType(templates), tools=tools)
 
@@ -105,11 +110,13 @@ def _inside(base: Path, relative: str) -> Path:
 def read_tool_header(path: Path) -> dict[str, str] | None:
     """The three header fields of a tool file, or None when the header is absent or malformed."""
     try:
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            lines = [handle.readline() for _ in range(6)]
+        head = read_regular(path, 8192).decode("utf-8", errors="replace")
     except OSError:
         return None
-    lines = [line.rstrip("\n") for line in lines if line]
+    lines = head.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the file ended with a newline
+    lines = lines[:6]
     if lines and lines[0].startswith("#!"):
         lines = lines[1:]
     fields: dict[str, str] = {}

@@ -2,8 +2,8 @@
 
 ``meta.json`` is a summary for readers; a process that could write the session directory could
 also raise its budgets or point its ``repo`` anywhere. So at start the kernel appends a ``session``
-event (repository, environment, model, budgets) and, once known, a ``base`` event (the starting
-commit). ``resume`` runs where those say: a ``meta.json`` that disagrees is refused, its budgets
+event (repository, environment, model, budgets, confinement) and, once known, a ``base`` event (the
+starting commit); a person who changes the confinement on resume adds a ``confinement`` event. ``resume`` runs where those say: a ``meta.json`` that disagrees is refused, its budgets
 count only where they are lower, and the repository must still hold the starting commit.
 """
 
@@ -32,6 +32,7 @@ class StartRecord:
     limits: KernelLimits
     base_commit: str | None
     recorded: bool  # False: a session from before starts were recorded (meta.json is all there is)
+    sandbox: dict[str, Any] | None = None  # {"mode", "network"}: the latest the kernel recorded
 
     def kernel_limits(self, overrides: dict[str, Any] | None = None) -> KernelLimits:
         """The recorded budgets, with the ones the person gives now (``resume --step-limit``)."""
@@ -40,9 +41,14 @@ class StartRecord:
 
 
 def record_start(session: Session, *, repo: Path | None, env: str, image: str | None, repo_dir: str, model: str,
-                 limits: KernelLimits) -> None:
+                 limits: KernelLimits, sandbox: dict[str, Any] | None = None) -> None:
     session.append({"t": "session", "repo": str(repo) if repo else None, "env": env, "image": image,
-                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump()})
+                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump(), "sandbox": sandbox})
+
+
+def record_confinement(session: Session, sandbox: dict[str, Any]) -> None:
+    """The person changed the confinement on resume (``--sandbox``, ``--network``)."""
+    session.append({"t": "confinement", "sandbox": sandbox})
 
 
 def record_base(session: Session, commit: str) -> None:
@@ -57,10 +63,16 @@ def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord
     meta_limits = _limits(meta.extra.get("limits", {}))
     if record is None:
         return StartRecord(meta.repo, meta.env, meta.image, meta.extra.get("repo_dir", "/testbed"), meta.model,
-                           meta_limits or KernelLimits(), meta.base_commit, recorded=False)
+                           meta_limits or KernelLimits(), meta.base_commit, recorded=False,
+                           sandbox=meta.extra.get("sandbox"))
+    sandbox = record.get("sandbox")
+    for event in events:
+        if event.get("t") == "confinement":
+            sandbox = {**(sandbox or {}), **(event.get("sandbox") or {})}
     start = StartRecord(record.get("repo"), record.get("env", "local"), record.get("image"),
                         record.get("repo_dir", "/testbed"), record.get("model", meta.model),
-                        _lower(_limits(record.get("limits", {})) or KernelLimits(), meta_limits), base, recorded=True)
+                        _lower(_limits(record.get("limits", {})) or KernelLimits(), meta_limits), base, recorded=True,
+                        sandbox=sandbox if sandbox is not None else meta.extra.get("sandbox"))
     said = {"repo": meta.repo, "env": meta.env, "image": meta.image, "model": meta.model,
             "repo_dir": meta.extra.get("repo_dir", start.repo_dir), "base_commit": meta.base_commit or base}
     for key, value in said.items():

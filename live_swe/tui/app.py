@@ -83,12 +83,16 @@ class LiveSweApp(App):
         approval_mode: ApprovalMode = ApprovalMode.CONFIRM,
         clock: Callable[[], float] = time.monotonic,
         task: str = "",
+        network: bool = False,
+        sandbox: str = "bubblewrap",
     ):
         super().__init__()
         self.repo = Path(repo).resolve()
         self.model_name = model
         self.env_kind = env
         self.image = image
+        self.network = network  # the local sandbox's network
+        self.sandbox = sandbox
         self.limits = limits or KernelLimits()
         self.store = store or SessionStore.default()
         self._model_factory = model_factory
@@ -147,7 +151,17 @@ class LiveSweApp(App):
         self.query_one(StatusLine).show(
             model=self.model_name, step=self.step, tokens=model.tokens if model else 0, cost=self.cost,
             elapsed=self.elapsed, mode=self.bridge.mode.value, session=self.session_id, state=self.state,
+            network=self.network_state,
         )
+
+    @property
+    def network_state(self) -> str:
+        """What the status line says of the agent's network: off in the sandbox unless allowed."""
+        if self.env_kind != "local":
+            return "on (container)"
+        if self.sandbox == "none":
+            return "on (no sandbox)"
+        return "on" if self.network else "off"
 
     def set_approval_mode(self, mode: str | ApprovalMode) -> None:
         self.bridge.mode = ApprovalMode(mode)
@@ -192,7 +206,7 @@ class LiveSweApp(App):
         from live_swe.runner import RunRequest, start_run
 
         request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
-                             limits=self.limits, session_id=session_id)
+                             limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network)
         return start_run(request, self._hooks(), store=self.store)
 
     def _hooks(self):
@@ -260,7 +274,8 @@ class LiveSweApp(App):
         def job():
             from live_swe.runner import resume_run
 
-            return resume_run(session_id, self._hooks(), store=self.store)
+            return resume_run(session_id, self._hooks(), store=self.store,
+                              sandbox={"mode": self.sandbox, "network": self.network})
 
         self._launch(job)
 

@@ -36,15 +36,16 @@ def split_reply(message: dict[str, Any]) -> tuple[str, str]:
 
 
 class StatusLine(Static):
-    """model · step · tokens · cost · elapsed · approval mode · session."""
+    """model · step · tokens · cost · elapsed · approval mode · network · session."""
 
     def show(self, *, model: str, step: int, tokens: int, cost: float, elapsed: float, mode: str,
-             session: str, state: str) -> None:
+             session: str, state: str, network: str = "off") -> None:
         minutes, seconds = divmod(int(elapsed), 60)
         text = Text()
         for label, value in (
             ("model", model or "-"), ("step", str(step)), ("tokens", f"{tokens:,}"), ("cost", f"${cost:.4f}"),
-            ("time", f"{minutes:02d}:{seconds:02d}"), ("mode", mode), ("session", session or "-"), ("", state),
+            ("time", f"{minutes:02d}:{seconds:02d}"), ("mode", mode), ("net", network), ("session", session or "-"),
+            ("", state),
         ):
             if text:
                 text.append("  │  ", style="dim")
