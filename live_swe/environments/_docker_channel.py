@@ -1,9 +1,13 @@
 """One long-lived command channel into a container.
 
 A single ``docker exec`` runs a small bash driver (below) whose stdin/stdout are the attached,
-hijacked HTTP socket. Each command is one request frame; the driver runs it in a fresh
-``bash -c`` in its own process group and frames the merged stdout+stderr. This replaces a
-``docker exec`` round trip per command (~100 ms) with a write and a read on an open socket.
+hijacked HTTP socket. Each command is one request frame; the driver runs it in a fresh login
+shell (``bash -lc``, as ``docker exec CONTAINER bash -lc CMD`` and mini-swe-agent do, so the
+image's ``/etc/profile`` and ``~/.profile`` -> ``~/.bashrc`` apply: the official SWE-bench images
+activate their conda ``testbed`` env there) in its own process group, and frames the merged
+stdout+stderr. The scaffold's tools folder is put first on PATH after the profile (Debian's
+``/etc/profile`` resets PATH). This replaces a ``docker exec`` round trip per command (~100 ms)
+with a write and a read on an open socket.
 
 Request frame (host -> driver):  NONCE \\0 COMMAND \\0
 Reply frame (driver -> host):    NONCE:S\\n <output bytes> NONCE:E:RC\\n
@@ -26,6 +30,7 @@ from typing import Any
 DRIVER = r"""
 set -m                      # every background job gets its own process group
 repo=$1
+tools=$2                    # the scaffold's tools folder, first on PATH after the login profile
 child=
 trap '[ -n "$child" ] && kill -s KILL -- "-$child" 2>/dev/null' USR1
 IFS= read -r -d '' hello || exit 0
@@ -33,7 +38,8 @@ printf 'LIVE-SWE-READY:%s:%s\n' "$$" "$hello"
 while IFS= read -r -d '' nonce && IFS= read -r -d '' cmd; do
   cd -- "$repo" 2>/dev/null || cd /
   printf '%s:S\n' "$nonce"
-  bash -c "$cmd" </dev/null 2>&1 &
+  bash -lc 'case ":$PATH:" in *":$1:"*) ;; *) [ -z "$1" ] || PATH="$1:$PATH" ;; esac; eval "set --; $2"' \
+    bash "$tools" "$cmd" </dev/null 2>&1 &
   child=$!
   wait "$child"; rc=$?
   # a trapped signal (or a stopped job) returns from wait early: finish the job for real
@@ -96,7 +102,7 @@ class _CappedBuffer:
 class Channel:
     """The driver process and its socket. Not thread-safe: one command at a time."""
 
-    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int):
+    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int, tools_dir: str = ""):
         self._api = api
         self._container = container_id
         self._cap = output_cap
@@ -108,7 +114,7 @@ class Channel:
         self.driver_pid = 0
         exec_id = api.exec_create(
             container_id,
-            ["bash", "-c", DRIVER, "live-swe-driver", repo_dir],
+            ["bash", "-c", DRIVER, "live-swe-driver", repo_dir, tools_dir],
             stdin=True,
             stdout=True,
             stderr=True,
