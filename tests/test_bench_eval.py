@@ -137,7 +137,7 @@ def test_images_command_names_missing_images_and_builds_them(local_suite_images,
 
 
 @pytest.mark.docker
-def test_eval_names_a_missing_image(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
+def test_eval_names_a_missing_image_and_grades_nothing_for_it(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
     suite_dir = tmp_path / "suite"
     suite_dir.mkdir()
     suite = copy_suite_with_image_prefix(suite_dir, "live-swe-test-missing/")
@@ -146,11 +146,12 @@ def test_eval_names_a_missing_image(local_suite_images, tmp_path):  # noqa: F811
     (out / "batch.json").write_text(json.dumps({"suite": suite}))
     (out / "preds.jsonl").write_text(json.dumps(
         {"instance_id": "livebench__textkit-101", "model_name_or_path": "m", "model_patch": "diff"}) + "\n")
-    with pytest.raises(UserError) as excinfo:
-        evaluate_batch(out)
-    message = str(excinfo.value)
-    assert "live-swe-test-missing/textkit:" in message and "livebench__textkit-101" in message
-    assert "bench images" in message and "--build" in message
+    report = evaluate_batch(out)
+    (line,) = report.missing_images
+    assert "live-swe-test-missing/textkit:" in line and "livebench__textkit-101" in line
+    assert "bench images" in line and "--build" in line
+    assert [(o.instance_id, o.status) for o in report.outcomes] == [("livebench__textkit-101", "missing_image")]
+    assert report.summary()["total"] == 0 and "1 not graded (image missing)" in report.text()
 
 
 # -- a scripted model's batch, graded --------------------------------------------------------------
