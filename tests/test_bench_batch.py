@@ -456,3 +456,52 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_
     assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
     statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
     assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
+
+
+# -- what a record says ----------------------------------------------------------------------------
+
+
+class SlowGarbleModel:
+    """Answers after ``delay`` seconds without any bash block: every reply is a format error."""
+
+    def __init__(self, name: str, delay: float):
+        self.name = name
+        self.delay = delay
+
+    def query(self, messages, *, tools=None, on_token=None):
+        time.sleep(self.delay)
+        return Reply("I would rather talk about the weather.")
+
+
+@pytest.mark.docker
+def test_model_time_is_booked_as_model_time_when_a_run_ends_in_format_errors(suite, tmp_path):
+    from live_swe.config import KernelLimits
+
+    summary = run_batch(suite, model="m", out=tmp_path / "run", instances=["example__calc-1"], show_progress=False,
+                        limits=KernelLimits(max_format_errors=3),
+                        model_factory=lambda name, instance: SlowGarbleModel(name, 0.5))
+    (record,) = summary.records
+    assert record["status"] == "format_error"
+    timings = record["timings"]
+    assert timings["model"] >= 1.5  # three replies, half a second each
+    assert timings["agent"] >= timings["model"]  # the replies are the agent's time ...
+    assert timings["patch"] < 1.0  # ... not the patch extraction's
+
+
+@pytest.mark.docker
+def test_benchmark_instances_get_the_repository_map_from_their_image(suite, tmp_path):
+    seen: dict[str, ScriptedModel] = {}
+
+    def factory(name, instance):
+        seen[instance.instance_id] = fixing_models()(name, instance)
+        return seen[instance.instance_id]
+
+    out = tmp_path / "run"
+    summary = run_batch(suite, model="m", out=out, instances=["example__calc-1"], model_factory=factory,
+                        show_progress=False)
+    assert summary.submitted == 1
+    first = seen["example__calc-1"].seen[0][1]["content"]
+    assert "<repo_map>" in first and "calc/ops.py:" in first and "def add(a, b):" in first
+    events = [json.loads(line) for line in (out / "sessions" / "example__calc-1" / "events.jsonl").read_text().splitlines()]
+    (mapped,) = [e for e in events if e.get("t") == "repo_map"]
+    assert mapped["source"] == "environment" and mapped["files"] == 3 and "error" not in mapped

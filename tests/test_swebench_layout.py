@@ -7,6 +7,7 @@ exactly what `docker exec CONTAINER bash -lc '...'` sees there.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,137 @@ def test_a_run_s_tool_gate_and_commands_use_the_testbed_env(swebench_layout_imag
                     if e.get("t") == "message" and e["message"]["role"] == "user"][1:]
     assert "<output>\n6\n" in observations[1]
     assert "2 passed" in observations[2]
+
+
+# -- a SWE-bench row on the replica: images under their upstream names, run and graded -------------
+
+INSTANCE = "livetest__shapes-1"
+HUB_NAME = "swebench/sweb.eval.x86_64.livetest_1776_shapes-1:latest"  # never present here
+LOCAL_BUILD_NAME = "sweb.eval.x86_64.livetest__shapes-1:latest"  # what upstream swebench names a local build
+EVAL_SCRIPT = """#!/bin/bash
+set -uxo pipefail
+source /opt/miniconda3/bin/activate
+conda activate testbed
+cd /testbed
+git config --global --add safe.directory /testbed
+cd /testbed
+git status
+git show
+git -c core.fileMode=false diff {base}
+source /opt/miniconda3/bin/activate
+conda activate testbed
+git checkout {base} tests/test_shapes.py
+git apply -v - <<'EOF_114329324912'
+{test_patch}
+EOF_114329324912
+: '>>>>> Start Test Output'
+pytest -rA tests/test_shapes.py
+: '>>>>> End Test Output'
+git checkout {base} tests/test_shapes.py
+"""
+
+
+def diff_of(repo: Path, path: str, old: str, new: str) -> str:
+    """A real `git diff` of one edit in a scratch copy of the replica's repository."""
+    from conftest import SWEBENCH_LAYOUT, make_git_repo, run_git
+
+    files = {p.relative_to(SWEBENCH_LAYOUT / "repo").as_posix(): p.read_text()
+             for p in (SWEBENCH_LAYOUT / "repo").rglob("*") if p.is_file()}
+    make_git_repo(repo, files)
+    target = repo / path
+    assert old in target.read_text()
+    target.write_text(target.read_text().replace(old, new))
+    return run_git(repo, "diff")
+
+
+def layout_row(tmp_path: Path, base_commit: str, image: str = HUB_NAME) -> dict:
+    """A SWE-bench 5.x row for the replica, in the shape of the official ones (eval script included)."""
+    test_patch = diff_of(tmp_path / "t", "tests/test_shapes.py", "def test_perimeter():\n",
+                         "def test_perimeter_square():\n    assert perimeter(1, 1) == 4\n\n\ndef test_perimeter():\n")
+    gold = diff_of(tmp_path / "g", "shapes/__init__.py", "(width + height) - 1", "(width + height)")
+    return {
+        "repo": "livetest/shapes", "instance_id": INSTANCE, "base_commit": base_commit, "patch": gold,
+        "test_patch": test_patch, "problem_statement": "perimeter(2, 3) returns 9; it should be 10.",
+        "hints_text": "", "created_at": "2024-01-01T00:00:00Z", "version": "0.1",
+        "FAIL_TO_PASS": json.dumps(["tests/test_shapes.py::test_perimeter", "tests/test_shapes.py::test_perimeter_square"]),
+        "PASS_TO_PASS": json.dumps(["tests/test_shapes.py::test_area"]), "environment_setup_commit": base_commit,
+        "difficulty": "<15 min fix", "eval_script": EVAL_SCRIPT.format(base=base_commit, test_patch=test_patch.rstrip("\n")),
+        "log_parser": "parse_log_pytest", "eval_type": "pass_and_fail", "image": image,
+    }
+
+
+@pytest.fixture
+def tagged(docker_client, swebench_layout_image):
+    """Extra names for the replica image (this test's own tags, removed after it)."""
+    made: list[str] = []
+
+    def tag(name: str) -> str:
+        repository, _, version = name.rpartition(":")
+        docker_client.images.get(swebench_layout_image).tag(repository, version)
+        made.append(name)
+        return name
+
+    yield tag
+    for name in made:
+        try:
+            docker_client.images.remove(name)  # the tag only; the replica stays
+        except Exception:  # noqa: BLE001 - a shared engine; a leftover tag is only a name
+            pass
+
+
+def bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return _cli("bench", *args, cwd=cwd)
+
+
+def test_a_locally_built_swebench_image_is_found_run_and_graded(docker_client, swebench_layout_image, tagged,
+                                                                tmp_path, live_swe_home):
+    base = docker_client.containers.run(swebench_layout_image, ["git", "rev-parse", "HEAD"], remove=True).decode().strip()
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(layout_row(tmp_path, base)) + "\n")
+    suite = f"swebench-verified:{rows}"
+
+    missing = bench("images", suite, "--check", cwd=tmp_path)
+    assert missing.returncode == 1 and f"MISSING  {HUB_NAME}" in missing.stdout
+    assert f"docker pull {HUB_NAME}" in missing.stderr and f"--instance_ids {INSTANCE}" in missing.stderr
+
+    tagged(LOCAL_BUILD_NAME)
+    found = bench("images", suite, "--check", cwd=tmp_path)
+    assert found.returncode == 0 and f"present  {LOCAL_BUILD_NAME}" in found.stdout
+
+    script = write_script(tmp_path / "replies.yaml", [
+        bash_reply("python -m pytest -q tests 2>&1 | tail -1", "Reproduce."),
+        bash_reply("sed -i 's/ - 1$//' shapes/__init__.py && python -m pytest -q tests 2>&1 | tail -1", "Fix."),
+        SUBMIT,
+    ])
+    out = tmp_path / "batch"
+    run = bench("run", suite, "--model", f"scripted:{script}", "--out", str(out), "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    (record,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert (record["status"], record["image"]) == ("submitted", LOCAL_BUILD_NAME)
+    events = [json.loads(line) for line in (out / "sessions" / INSTANCE / "events.jsonl").read_text().splitlines()]
+    observations = [e["message"]["content"] for e in events if e.get("t") == "message" and e["message"]["role"] == "user"]
+    assert "1 failed, 1 passed" in observations[1] and "2 passed" in observations[2]  # testbed's pytest
+
+    graded = bench("eval", str(out), "--run-id", "layout", cwd=tmp_path)
+    assert graded.returncode == 0, (graded.stdout, graded.stderr)
+    assert re.search(rf"^\s+resolved\s+{INSTANCE}\b", graded.stdout, re.MULTILINE), graded.stdout
+    dataset = [json.loads(line) for line in (out / "eval" / "layout.dataset.jsonl").read_text().splitlines()]
+    assert dataset[0]["image"] == LOCAL_BUILD_NAME  # what the harness was told to run
+
+
+def test_an_image_template_names_images_the_user_s_way(docker_client, swebench_layout_image, tagged, tmp_path):
+    base = docker_client.containers.run(swebench_layout_image, ["git", "rev-parse", "HEAD"], remove=True).decode().strip()
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(layout_row(tmp_path, base)) + "\n")
+    mine = tagged("live-swe-test-mine/livetest__shapes-1:v1")
+    template = "live-swe-test-mine/{instance_id}:v1"
+    shown = bench("images", f"swebench-verified:{rows}", "--image-template", template, "--check", cwd=tmp_path)
+    assert shown.returncode == 0 and f"present  {mine}" in shown.stdout
+    out = tmp_path / "gold"
+    graded = bench("eval", "--gold", f"swebench-verified:{rows}", "--out", str(out), "--image-template", template,
+                   "--run-id", "template", "--json", cwd=tmp_path)
+    assert graded.returncode == 0, graded.stderr
+    assert json.loads(graded.stdout)["resolved_ids"] == [INSTANCE]
+    bad = bench("images", f"swebench-verified:{rows}", "--image-template", "x/{nope}:1", cwd=tmp_path)
+    assert bad.returncode == 2 and "--image-template 'x/{nope}:1': use the fields {instance_id}" in bad.stderr
+    assert "Traceback" not in bad.stderr
