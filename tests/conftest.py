@@ -10,6 +10,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("LIVE_SWE_TEST_BASE_IMAGE", "live-swe-base")
+collect_ignore = ["fixtures"]  # data: repositories copied into images, with tests of their own
 
 
 @pytest.fixture(autouse=True)
