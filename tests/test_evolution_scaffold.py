@@ -121,7 +121,7 @@ def test_schema_imports_compile_smoke_strays_and_tools_dir_are_gated(git_repo):
         bash_reply(write_file_command("hooks.py", HOOKS_BAD_RESULT)),
         bash_reply(f"echo notes > {S}/notes.txt && mkdir -p {S}/tools/sub && echo x > {S}/tools/sub/y"),
         bash_reply(f"sed -i 's/^tools_dir: tools/tools_dir: mytools/' {yaml}"),
-        bash_reply(f"sed -i 's/^  every: [0-9]*/  every: 0/' {yaml}"),
+        bash_reply(f"sed -i 's/^  every: 1/  every: 0/' {yaml}"),
         SUBMIT,
     ])
     assert result.status == "submitted", result.message

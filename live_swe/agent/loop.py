@@ -128,6 +128,7 @@ class Agent:
             "command_timeout": self.limits.command_timeout,
             "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
             "step": self.step,
+            "model": getattr(self.model, "name", "") or "",
         }
         context.update(extra)
         return context
