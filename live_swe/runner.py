@@ -168,7 +168,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         record_base(session, session.meta.base_commit)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)
-        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session))
+        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env))
         return agent.run()
     except Exception as exc:
         _record_failure(session, exc)
@@ -273,21 +273,28 @@ def _restore_container_work(session: Session, env: Environment) -> None:
     session.append({"t": "restore_patch", "bytes": len(patch)})
 
 
-def _repo_map(request: RunRequest, agent: Agent, session: Session) -> str:
-    """The tree-sitter map of the host repository, when the scaffold asks for one. A map that
-    cannot be built is noted in the log and the run goes on without it."""
+def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environment) -> str:
+    """The tree-sitter map of the repository, when the scaffold asks for one: of the host repository,
+    or, without one (a benchmark image's own), of a copy of the environment's. A map that cannot be
+    built is noted in the log and the run goes on without it."""
     policy = agent.guard.current.policy.repo_map
-    if not (policy.enabled and policy.token_budget and request.repo):
+    if not (policy.enabled and policy.token_budget):
         return ""
+    source = "host" if request.repo else "environment"
     try:
-        from live_swe.repomap import build_repo_map
+        if request.repo:
+            from live_swe.repomap import build_repo_map
 
-        result = build_repo_map(request.repo, request.task, policy.token_budget)
+            result = build_repo_map(request.repo, request.task, policy.token_budget)
+        else:
+            from live_swe.repomap.snapshot import environment_repo_map
+
+            result = environment_repo_map(env, request.task, policy.token_budget)
     except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
-        session.append({"t": "repo_map", "error": f"{type(exc).__name__}: {exc}"[:500]})
+        session.append({"t": "repo_map", "source": source, "error": f"{type(exc).__name__}: {exc}"[:500]})
         return ""
-    session.append({"t": "repo_map", "files": result.files, "parsed": result.parsed, "shown": result.shown,
-                    "tokens": result.tokens, "seconds": round(result.seconds, 3)})
+    session.append({"t": "repo_map", "source": source, "files": result.files, "parsed": result.parsed,
+                    "shown": result.shown, "tokens": result.tokens, "seconds": round(result.seconds, 3)})
     return result.text
 
 

@@ -13,6 +13,7 @@ from live_swe.github.summary import MARKER
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("LIVE_SWE_TEST_BASE_IMAGE", "live-swe-base")
+collect_ignore = ["fixtures"]  # data: repositories copied into images, with tests of their own
 
 
 @pytest.fixture(autouse=True)
@@ -174,3 +175,27 @@ def wait_until_no_process(token: str, within: float = 5.0) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+SWEBENCH_LAYOUT = Path(__file__).resolve().parent / "fixtures" / "swebench_layout"
+
+
+@pytest.fixture(scope="session")
+def swebench_layout_image(docker_client, base_image) -> str:
+    """An offline replica of the official SWE-bench image layout (tests/fixtures/swebench_layout):
+    conda's base `python` first on PATH, the repository at /testbed importable only in the conda env
+    `testbed`, which /root/.bashrc activates. Tagged by the fixture's content; built once, then kept."""
+    import hashlib
+
+    from docker.errors import ImageNotFound
+
+    digest = hashlib.sha256()
+    for path in sorted(SWEBENCH_LAYOUT.rglob("*")):
+        if path.is_file():
+            digest.update(path.relative_to(SWEBENCH_LAYOUT).as_posix().encode() + b"\0" + path.read_bytes())
+    tag = f"live-swe-test-swebench-layout:{digest.hexdigest()[:12]}"
+    try:
+        docker_client.images.get(tag)
+    except ImageNotFound:
+        docker_client.images.build(path=str(SWEBENCH_LAYOUT), tag=tag, buildargs={"BASE": base_image}, rm=True)
+    return tag

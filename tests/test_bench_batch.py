@@ -20,11 +20,13 @@ from conftest import SUBMIT, bash_reply, labelled_containers
 
 from live_swe.bench.batch import BATCH_FILE, BATCH_LABEL, run_batch
 from live_swe.bench.preds import JsonlAppender, cut_torn_tail, read_jsonl, read_preds
+from live_swe.errors import UserError
 from live_swe.models.base import Reply
 from live_swe.models.scripted import ScriptedModel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MISSING_IMAGE = "live-swe-test-bench-missing:never-built"
+VERIFIED_ROWS = REPO_ROOT / "tests" / "fixtures" / "swebench_verified_rows.jsonl"
 
 REPOS = {
     "calc": {
@@ -211,14 +213,30 @@ def test_batch_writes_predictions_then_skips_and_redoes(suite, tmp_path, docker_
 
 
 @pytest.mark.docker
-def test_a_missing_image_fails_that_instance_at_once_and_the_rest_finish(tmp_path, suite_images):
+def test_a_missing_image_stops_the_batch_before_anything_runs(tmp_path, suite_images):
+    suite = make_suite(tmp_path / "suite", [
+        _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts."),
+        _row("example__gone-9", "calc", MISSING_IMAGE, "Never runs."),
+    ])
+    calls: list[str] = []
+    with pytest.raises(UserError) as refused:
+        run_batch(suite, model="m", out=tmp_path / "run", model_factory=fixing_models(calls), show_progress=False)
+    assert MISSING_IMAGE in str(refused.value) and "example__gone-9" in str(refused.value)
+    assert f"live-swe bench images {suite} --build" in str(refused.value)
+    assert "--skip-missing" in str(refused.value)
+    assert calls == [] and not (tmp_path / "run").exists()
+
+
+@pytest.mark.docker
+def test_with_skip_missing_a_missing_image_fails_that_instance_at_once_and_the_rest_finish(tmp_path, suite_images):
     suite = make_suite(tmp_path / "suite", [
         _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts."),
         _row("example__gone-9", "calc", MISSING_IMAGE, "Never runs."),
         _row("example__text-2", "text", suite_images["text"], "Split on any whitespace."),
     ])
     out = tmp_path / "run"
-    summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(), show_progress=False)
+    summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(), show_progress=False,
+                        skip_missing=True)
     assert (summary.done, summary.failed) == (2, 1)
     failed = next(r for r in summary.records if r["instance_id"] == "example__gone-9")
     assert failed["status"] == "error" and failed["elapsed"] < 5
@@ -229,26 +247,29 @@ def test_a_missing_image_fails_that_instance_at_once_and_the_rest_finish(tmp_pat
 
 
 @pytest.mark.docker
-def test_a_swebench_instance_without_its_image_says_how_to_pull_it(tmp_path, docker_client):
-    from live_swe.bench.suites import find_swebench_data
+def test_swebench_instances_without_their_images_are_refused_up_front_with_how_to_get_them(tmp_path, docker_client):
+    for image in ("swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest",
+                  "sweb.eval.x86_64.astropy__astropy-12907:latest"):
+        try:
+            docker_client.images.get(image)
+            pytest.skip(f"{image} is present on this machine")
+        except Exception:  # noqa: BLE001 - ImageNotFound: the case under test
+            pass
+    from live_swe.environments._docker_engine import registry_reachable
 
-    data = find_swebench_data()
-    if data is None:
-        pytest.skip("the offline SWE-bench copies (shared/data/swebench) are not here")
-    image = "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
-    try:
-        docker_client.images.get(image)
-        pytest.skip(f"{image} is present on this machine")
-    except Exception:  # noqa: BLE001 - ImageNotFound: the case under test
-        pass
-    summary = run_batch(f"swebench-verified:{data / 'SWE-bench_Verified.test.parquet'}", model="m", out=tmp_path / "run",
-                        instances=["django__django-11099"], show_progress=False,
-                        model_factory=lambda name, instance: ScriptedModel([Reply(SUBMIT)], name=name))
-    (record,) = summary.records
-    assert (summary.failed, summary.done) == (1, 0)
-    assert record["status"] == "error" and record["elapsed"] < 15
-    assert f"docker pull {image}" in record["reason"]
-    assert not (tmp_path / "run" / "preds.jsonl").read_text()
+    if registry_reachable("swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest"):
+        pytest.skip("Docker Hub answers here: the images would be pulled")
+    calls: list[str] = []
+    with pytest.raises(UserError) as refused:
+        run_batch(f"swebench-verified:{VERIFIED_ROWS}", model="m", out=tmp_path / "run", slice="0:2",
+                  model_factory=lambda name, instance: calls.append(instance.instance_id), show_progress=False)
+    message = str(refused.value)
+    assert message.startswith("2 image(s) of swebench-verified:")
+    assert "docker pull swebench/sweb.eval.x86_64.astropy_1776_astropy-12907:latest" in message
+    assert ("python -m swebench.harness.prepare_images --dataset_name princeton-nlp/SWE-bench_Verified "
+            "--instance_ids django__django-11099") in message
+    assert "sweb.eval.x86_64.django__django-11099:latest, found as is" in message
+    assert calls == [] and not (tmp_path / "run").exists()
 
 
 @pytest.mark.docker
@@ -449,3 +470,52 @@ def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_
     assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
     statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
     assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
+
+
+# -- what a record says ----------------------------------------------------------------------------
+
+
+class SlowGarbleModel:
+    """Answers after ``delay`` seconds without any bash block: every reply is a format error."""
+
+    def __init__(self, name: str, delay: float):
+        self.name = name
+        self.delay = delay
+
+    def query(self, messages, *, tools=None, on_token=None):
+        time.sleep(self.delay)
+        return Reply("I would rather talk about the weather.")
+
+
+@pytest.mark.docker
+def test_model_time_is_booked_as_model_time_when_a_run_ends_in_format_errors(suite, tmp_path):
+    from live_swe.config import KernelLimits
+
+    summary = run_batch(suite, model="m", out=tmp_path / "run", instances=["example__calc-1"], show_progress=False,
+                        limits=KernelLimits(max_format_errors=3),
+                        model_factory=lambda name, instance: SlowGarbleModel(name, 0.5))
+    (record,) = summary.records
+    assert record["status"] == "format_error"
+    timings = record["timings"]
+    assert timings["model"] >= 1.5  # three replies, half a second each
+    assert timings["agent"] >= timings["model"]  # the replies are the agent's time ...
+    assert timings["patch"] < 1.0  # ... not the patch extraction's
+
+
+@pytest.mark.docker
+def test_benchmark_instances_get_the_repository_map_from_their_image(suite, tmp_path):
+    seen: dict[str, ScriptedModel] = {}
+
+    def factory(name, instance):
+        seen[instance.instance_id] = fixing_models()(name, instance)
+        return seen[instance.instance_id]
+
+    out = tmp_path / "run"
+    summary = run_batch(suite, model="m", out=out, instances=["example__calc-1"], model_factory=factory,
+                        show_progress=False)
+    assert summary.submitted == 1
+    first = seen["example__calc-1"].seen[0][1]["content"]
+    assert "<repo_map>" in first and "calc/ops.py:" in first and "def add(a, b):" in first
+    events = [json.loads(line) for line in (out / "sessions" / "example__calc-1" / "events.jsonl").read_text().splitlines()]
+    (mapped,) = [e for e in events if e.get("t") == "repo_map"]
+    assert mapped["source"] == "environment" and mapped["files"] == 3 and "error" not in mapped

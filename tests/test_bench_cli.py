@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SUBMIT, bash_reply, write_script
-from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
+from test_bench_local_suite import SUITE, SUITE_DIR, local_suite_images  # noqa: F401 - the session fixture
 
 from live_swe.bench.preds import read_jsonl
 
@@ -162,3 +162,134 @@ def test_eval_refuses_bad_input_with_a_clear_message(tmp_path, args, message):
     result = bench("eval", *[str(out) if a == "DIR" else a for a in args], timeout=60)
     assert_bad_input(result, message)
     assert not (out / "report.json").exists()
+
+
+# -- budgets ---------------------------------------------------------------------------------------
+
+ONE = "livebench__textkit-101"
+
+
+def session_meta(out: Path, instance_id: str) -> dict:
+    (record,) = [r for r in read_jsonl(out / "results.jsonl") if r["instance_id"] == instance_id][-1:]
+    return json.loads((out / "sessions" / record["session"] / "meta.json").read_text())
+
+
+@pytest.mark.docker
+def test_run_budgets_follow_cli_then_environment_then_config(local_suite_images, tmp_path, live_swe_home,  # noqa: F811
+                                                             monkeypatch):
+    """--step-limit & co. per instance; LIVE_SWE_* and config.yaml `limits` apply when the option is not given."""
+    script = write_script(tmp_path / "never-submits.yaml", [bash_reply("sleep 2; echo slept")] * 10)
+    (live_swe_home / "config.yaml").write_text(
+        "limits: {step_limit: 3, cost_limit: 0.5, wall_time_limit: 900, command_timeout: 60}\n")
+
+    def run_once(name: str, *options: str) -> dict:
+        out = tmp_path / name
+        result = bench("run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--instances", ONE,
+                       "--no-progress", *options)
+        assert result.returncode == 0, (result.stdout, result.stderr)
+        (record,) = read_jsonl(out / "results.jsonl")
+        return {"record": record, "limits": session_meta(out, ONE)["extra"]["limits"],
+                "batch": json.loads((out / "batch.json").read_text())["limits"]}
+
+    from_config = run_once("config")
+    assert (from_config["record"]["status"], from_config["record"]["steps"]) == ("limits_exceeded", 3)
+    assert "step limit of 3 reached" in from_config["record"]["reason"]
+    assert from_config["limits"] == {**from_config["limits"], "step_limit": 3, "cost_limit": 0.5,
+                                     "wall_time_limit": 900.0, "command_timeout": 60.0}
+    assert from_config["batch"] == from_config["limits"]
+
+    monkeypatch.setenv("LIVE_SWE_STEP_LIMIT", "2")
+    monkeypatch.setenv("LIVE_SWE_COMMAND_TIMEOUT", "30")
+    from_env = run_once("env")
+    assert (from_env["record"]["steps"], from_env["limits"]["command_timeout"]) == (2, 30.0)
+    assert from_env["limits"]["cost_limit"] == 0.5  # still the config file's
+
+    from_cli = run_once("cli", "--step-limit", "1", "--cost-limit", "0.25", "--wall-time-limit", "120",
+                        "--command-timeout", "1")
+    assert from_cli["limits"] == {**from_cli["limits"], "step_limit": 1, "cost_limit": 0.25,
+                                  "wall_time_limit": 120.0, "command_timeout": 1.0}
+    assert from_cli["record"]["steps"] == 1
+    events = [json.loads(line) for line in (tmp_path / "cli" / "sessions" / ONE / "events.jsonl").read_text().splitlines()]
+    (step,) = [e for e in events if e.get("t") == "step"]
+    assert step["timed_out"] is True  # `sleep 2` outlived --command-timeout 1
+
+
+@pytest.mark.docker
+def test_run_stops_starting_instances_once_the_total_cost_limit_is_spent(local_suite_images, tmp_path):  # noqa: F811
+    """$0.40 a reply: the first instance costs $0.80; the second starts with $0.20 left, which becomes
+    its own budget; then nothing is left and the third never starts, now or in a rerun."""
+    script = write_script(tmp_path / "priced.yaml", [
+        {"content": bash_reply(f"echo '{MARK}' >> README.md"), "cost": 0.4},
+        {"content": SUBMIT, "cost": 0.4},
+    ])
+    out = tmp_path / "batch"
+    args = ["run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--filter", "textkit|datespan",
+            "--slice", "0:3", "--total-cost-limit", "1", "--no-progress"]
+    first = bench(*args)
+    assert first.returncode == 0, (first.stdout, first.stderr)
+    assert "3 selected, 0 already done, 2 finished (1 submitted), 0 failed, cost $1.2000" in first.stdout
+    assert ("stopped: the total cost limit of $1.00 is spent ($1.2000); 1 instance(s) not started "
+            "(rerun with a higher --total-cost-limit to go on)") in first.stdout
+    records = read_jsonl(out / "results.jsonl")
+    assert [(r["status"], r["cost"]) for r in records] == [("submitted", 0.8), ("limits_exceeded", 0.4)]
+    assert "cost limit of $0.20 reached" in records[1]["reason"]
+
+    again = bench(*args)
+    assert "3 selected, 2 already done, 0 finished" in again.stdout and "1 instance(s) not started" in again.stdout
+    assert len(read_jsonl(out / "results.jsonl")) == 2
+
+    more = bench(*args[:-3], "--total-cost-limit", "2", "--no-progress")
+    assert "3 selected, 2 already done, 1 finished (1 submitted)" in more.stdout and "stopped" not in more.stdout
+
+
+# -- selection on images and eval ------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_images_and_eval_select_like_run(local_suite_images, tmp_path):  # noqa: F811
+    shown = bench("images", SUITE, "--filter", "textkit", "--check")
+    assert shown.returncode == 0, shown.stderr
+    assert [line.split()[1].split(":")[0] for line in shown.stdout.splitlines()[:-1]] == ["live-swe-local/textkit"]
+    assert shown.stdout.splitlines()[-1] == f"1 of 1 image(s) present for {SUITE}"
+
+    out = tmp_path / "batch"
+    out.mkdir()
+    (out / "batch.json").write_text(json.dumps({"suite": SUITE}))
+    gold = {i.instance_id: i.patch for i in local_suite_images.instances}
+    (out / "preds.jsonl").write_text("".join(
+        json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": gold[i]}) + "\n"
+        for i in ("livebench__datespan-58", "livebench__textkit-101")))
+    graded = bench("eval", str(out), "--instances", "livebench__textkit-101", "--run-id", "select", "--json")
+    assert graded.returncode == 0, graded.stderr
+    assert json.loads(graded.stdout)["resolved_ids"] == ["livebench__textkit-101"]
+    assert json.loads(graded.stdout)["total"] == 1
+
+
+def test_a_zero_step_slice_is_refused_without_a_traceback(tmp_path):
+    for command in (["run", SUITE, "--model", "scripted:unused.yaml", "--out", str(tmp_path / "batch")],
+                    ["images", SUITE], ["eval", "--gold", SUITE, "--out", str(tmp_path / "gold")]):
+        result = bench(*command, "--slice", "0:2:0", timeout=60)
+        assert_bad_input(result, "--slice '0:2:0': the step must be 1 or more")
+    assert not (tmp_path / "batch").exists() and not (tmp_path / "gold").exists()
+
+
+@pytest.mark.docker
+def test_eval_gold_grades_what_it_can_and_names_the_missing_images(local_suite_images, tmp_path):  # noqa: F811
+    suite_dir = tmp_path / "suite"
+    suite_dir.mkdir()
+    for name in ("Dockerfile", ".dockerignore", "images.json"):
+        (suite_dir / name).write_text((SUITE_DIR / name).read_text())
+    rows = [json.loads(line) for line in (SUITE_DIR / "instances.jsonl").read_text().splitlines() if line.strip()]
+    chosen = {r["instance_id"]: r for r in rows if r["instance_id"] in ("livebench__datespan-58", "livebench__ratelimit-5")}
+    chosen["livebench__ratelimit-5"]["image"] = "live-swe-test-gold-missing/ratelimit:never-built"
+    (suite_dir / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chosen.values()))
+    out = tmp_path / "gold"
+    result = bench("eval", "--gold", f"local:{suite_dir}", "--out", str(out), "--run-id", "gold-missing")
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert re.search(r"^\s+resolved\s+livebench__datespan-58\b", result.stdout, re.MULTILINE), result.stdout
+    assert re.search(r"^\s+missing_image livebench__ratelimit-5\b", result.stdout, re.MULTILINE), result.stdout
+    assert "resolved 1 / 1 (100.0%)" in result.stdout and "1 not graded (image missing)" in result.stdout
+    assert ("missing image: live-swe-test-gold-missing/ratelimit:never-built (for livebench__ratelimit-5); "
+            "it is not in") in result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["not_graded"] == ["livebench__ratelimit-5"] and report["total"] == 1

@@ -137,7 +137,7 @@ def test_images_command_names_missing_images_and_builds_them(local_suite_images,
 
 
 @pytest.mark.docker
-def test_eval_names_a_missing_image(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
+def test_eval_names_a_missing_image_and_grades_nothing_for_it(local_suite_images, tmp_path):  # noqa: F811 - the imported fixture
     suite_dir = tmp_path / "suite"
     suite_dir.mkdir()
     suite = copy_suite_with_image_prefix(suite_dir, "live-swe-test-missing/")
@@ -146,11 +146,12 @@ def test_eval_names_a_missing_image(local_suite_images, tmp_path):  # noqa: F811
     (out / "batch.json").write_text(json.dumps({"suite": suite}))
     (out / "preds.jsonl").write_text(json.dumps(
         {"instance_id": "livebench__textkit-101", "model_name_or_path": "m", "model_patch": "diff"}) + "\n")
-    with pytest.raises(UserError) as excinfo:
-        evaluate_batch(out)
-    message = str(excinfo.value)
-    assert "live-swe-test-missing/textkit:" in message and "livebench__textkit-101" in message
-    assert "bench images" in message and "--build" in message
+    report = evaluate_batch(out)
+    (line,) = report.missing_images
+    assert "live-swe-test-missing/textkit:" in line and "livebench__textkit-101" in line
+    assert "bench images" in line and "--build" in line
+    assert [(o.instance_id, o.status) for o in report.outcomes] == [("livebench__textkit-101", "missing_image")]
+    assert report.summary()["total"] == 0 and "1 not graded (image missing)" in report.text()
 
 
 # -- a scripted model's batch, graded --------------------------------------------------------------
@@ -185,3 +186,96 @@ def test_scripted_fixes_are_graded_by_the_harness(local_suite_images, tmp_path):
     assert report["instances"]["livebench__configlite-31"]["status"] == "unresolved"
     assert "test_false_bool" in report["instances"]["livebench__configlite-31"]["detail"]
     assert report["suite"] == SUITE
+
+
+# -- what the harness says, kept -------------------------------------------------------------------
+
+
+def hand_made_suite(directory: Path, changes: dict[str, dict]) -> str:
+    """Local suite rows changed by hand (``{new id: {"from": id, field: value}}``), on the suite's images."""
+    rows = {json.loads(line)["instance_id"]: json.loads(line)
+            for line in (SUITE_DIR / "instances.jsonl").read_text().splitlines() if line.strip()}
+    made = []
+    for new_id, fields in changes.items():
+        row = {**rows[fields["from"]], **{k: v for k, v in fields.items() if k != "from"}, "instance_id": new_id}
+        made.append(row)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in made))
+    return f"local:{directory}"
+
+
+def batch_dir(out: Path, suite: str, patches: dict[str, str]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "batch.json").write_text(json.dumps({"suite": suite}))
+    (out / "preds.jsonl").write_text("".join(
+        json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": p}) + "\n" for i, p in patches.items()))
+    return out
+
+
+@pytest.mark.docker
+def test_the_harness_s_own_errors_are_shown_not_its_last_log_line(local_suite_images, tmp_path):  # noqa: F811
+    """A grader that does not exist and tests that outlive --timeout: each says what the harness said."""
+    textkit = local_suite_images.get("livebench__textkit-101")
+    slow_script = textkit.row["eval_script"].replace(
+        ": '>>>>> Start Test Output'\n", ": '>>>>> Start Test Output'\nsleep 60\n")
+    suite = hand_made_suite(tmp_path / "suite", {
+        "handmade__no-parser-1": {"from": textkit.instance_id, "log_parser": "parse_log_nonexistent"},
+        "handmade__slow-2": {"from": textkit.instance_id, "eval_script": slow_script},
+    })
+    out = batch_dir(tmp_path / "batch", suite, {"handmade__no-parser-1": textkit.patch, "handmade__slow-2": textkit.patch})
+    result = CliRunner().invoke(app, ["bench", "eval", str(out), "--run-id", "errors", "--timeout", "5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())["instances"]
+    no_parser, slow = report["handmade__no-parser-1"], report["handmade__slow-2"]
+    assert no_parser["status"] == "error"
+    assert no_parser["detail"].startswith("the harness failed: KeyError: 'parse_log_nonexistent'")
+    assert (slow["status"], slow["reason"]) == ("ambiguous_failure", "tests_timed_out")
+    assert slow["detail"].startswith("tests_timed_out: the harness failed: Test timed out after 5 seconds.")
+    for outcome in (no_parser, slow):
+        assert "removed" not in outcome["detail"] and outcome["detail"] in result.stdout
+
+
+@pytest.mark.docker
+def test_a_regrade_under_the_same_run_id_grades_the_new_patch(local_suite_images, tmp_path):  # noqa: F811
+    from live_swe.bench.evaluate import evaluate
+
+    suite = local_suite_images
+    instance = suite.get("livebench__datespan-58")
+    out = tmp_path / "eval"
+
+    def grade(patch: str):
+        preds = {instance.instance_id: {"instance_id": instance.instance_id, "model_name_or_path": "m",
+                                        "model_patch": patch}}
+        (outcome,) = evaluate(suite, [instance], preds, out=out, run_id="same").outcomes
+        return outcome
+
+    assert grade(instance.patch).status == "resolved"
+    assert grade(instance.patch).status == "resolved"  # the same patch: the grade is reused
+    log_dir = out / "eval" / "logs" / "run_evaluation" / "same" / "m"
+    assert not (log_dir / "stale").exists()
+    from test_bench_local_suite import no_op_patch
+
+    changed = grade(no_op_patch(instance))
+    assert (changed.status, changed.resolved) == ("unresolved", False)
+    assert "required test(s) fail" in changed.detail
+    (stale,) = (log_dir / "stale").iterdir()  # the old grade is kept aside, never shown again
+    assert json.loads((stale / "report.json").read_text())[instance.instance_id]["resolved"] is True
+    assert grade(instance.patch).status == "resolved"
+
+
+@pytest.mark.docker
+def test_a_patch_that_does_not_apply_is_labelled_so_and_the_official_report_sits_next_to_ours(
+        local_suite_images, tmp_path):  # noqa: F811
+    instance = local_suite_images.get("livebench__textkit-101")
+    broken = instance.patch.replace("textkit/truncate.py", "textkit/not_there.py")
+    assert broken != instance.patch
+    out = batch_dir(tmp_path / "batch", SUITE, {instance.instance_id: broken})
+    result = CliRunner().invoke(app, ["bench", "eval", str(out), "--run-id", "labels"])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "report.json").read_text())
+    outcome = saved["instances"][instance.instance_id]
+    assert outcome["status"] == "patch_failed" and "could not apply the patch" in outcome["detail"]
+    assert saved["statuses"] == {"patch_failed": 1}
+    official = out / "m.labels.json"
+    assert saved["harness_report"] == str(official) and f"official report: {official}" in result.stdout
+    assert json.loads(official.read_text())["error_ids"] == [instance.instance_id]

@@ -18,7 +18,9 @@ from live_swe.bench.suites import (
 )
 
 DATA = find_swebench_data()
-needs_data = pytest.mark.skipif(DATA is None, reason="the offline SWE-bench copies (shared/data/swebench) are not here")
+needs_data = pytest.mark.skipif(DATA is None, reason="no offline SWE-bench copies ($LIVE_SWE_SWEBENCH_DATA)")
+# Six real SWE-bench Verified rows (astropy, django, flask, requests, pytest, sympy), unchanged.
+VERIFIED_ROWS = Path(__file__).resolve().parent / "fixtures" / "swebench_verified_rows.jsonl"
 
 
 @pytest.fixture
@@ -39,6 +41,11 @@ def verified():
     return load_suite(f"swebench-verified:{DATA / 'SWE-bench_Verified.test.parquet'}")
 
 
+@pytest.fixture(scope="module")
+def real_rows():
+    return load_suite(f"swebench-verified:{VERIFIED_ROWS}")
+
+
 # -- SWE-bench Verified / Lite ---------------------------------------------------------------------
 
 
@@ -52,9 +59,8 @@ def test_verified_and_lite_load_offline_from_the_shared_copies(offline):
     assert [i.instance_id for i in lite.instances] == _parquet_ids("SWE-bench_Lite.test.parquet")
 
 
-@needs_data
-def test_an_instance_carries_what_the_harness_needs(verified):
-    instance = verified.get("django__django-11099")
+def test_an_instance_carries_what_the_harness_needs(real_rows):
+    instance = real_rows.get("django__django-11099")
     row = instance.row
     assert instance.suite_kind == "swebench" and instance.repo == "django/django" and instance.repo_dir == "/testbed"
     assert instance.image == "swebench/sweb.eval.x86_64.django_1776_django-11099:latest" == row["image"]
@@ -64,9 +70,8 @@ def test_an_instance_carries_what_the_harness_needs(verified):
     assert json.loads(json.dumps(row)) == row  # the raw row stays JSON-able for the harness
 
 
-@needs_data
-def test_the_official_image_name_is_derived_when_a_row_has_none(tmp_path, verified):
-    row = dict(verified.get("astropy__astropy-12907").row)
+def test_the_official_image_name_is_derived_when_a_row_has_none(tmp_path, real_rows):
+    row = dict(real_rows.get("astropy__astropy-12907").row)
     del row["image"]
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps(row) + "\n")
@@ -97,21 +102,26 @@ def test_filters_and_slices_select_what_they_say(verified):
     assert [i.instance_id for i in verified.select(instances=f"{all_ids[7]},{all_ids[3]}")] == [all_ids[3], all_ids[7]]
 
 
-@needs_data
-def test_a_bad_selection_is_a_clear_error(verified):
+def test_a_bad_selection_is_a_clear_error(real_rows):
     with pytest.raises(SuiteError, match="no instance"):
-        verified.select(instances=["django__django-0"])
+        real_rows.select(instances=["django__django-0"])
     with pytest.raises(SuiteError, match="not a valid regular expression"):
-        verified.select(filter="django[")
+        real_rows.select(filter="django[")
     with pytest.raises(SuiteError, match="not a slice"):
         parse_slice("a:b")
+    for step in ("0", "-1"):
+        with pytest.raises(SuiteError, match="the step must be 1 or more"):
+            real_rows.select(slice=f"0:2:{step}")
+    assert [i.instance_id for i in real_rows.select(slice="0:6:2")] == [
+        "astropy__astropy-12907", "pallets__flask-5014", "pytest-dev__pytest-5262"]
+    with pytest.raises(SuiteError, match="the selection matches no instance"):
+        real_rows.select_some(filter="nothing-matches")
 
 
 # -- the first prompt ------------------------------------------------------------------------------
 
 
-@needs_data
-def test_an_instance_renders_into_the_first_prompt_the_agent_sends(verified, tmp_path):
+def test_an_instance_renders_into_the_first_prompt_the_agent_sends(real_rows, tmp_path):
     """The real seed templates, through the agent's own start(): same text as render_first_prompt."""
     from live_swe.agent.interfaces import StaticScaffold
     from live_swe.agent.loop import Agent
@@ -122,7 +132,7 @@ def test_an_instance_renders_into_the_first_prompt_the_agent_sends(verified, tmp
     from live_swe.scaffolding.scaffold import load_scaffold
     from live_swe.session.store import SessionStore
 
-    instance = verified.get("sympy__sympy-20590")
+    instance = real_rows.get("sympy__sympy-20590")
     rendered = render_first_prompt(instance)
     assert instance.problem_statement.strip() in rendered
     assert "/testbed" in rendered

@@ -147,7 +147,8 @@ def test_one_step_with_a_good_tool_and_a_broken_template_keeps_the_tool_only(git
     assert result.status == "submitted"
     scaffold = [(e["kind"], e["files"]) for e in events_of(result.session_id, "scaffold")]
     assert scaffold == [("reject", ["prompts/system.j2"]), ("commit", ["tools/hello"])]
-    assert "`hello`: A tool" in system_prompt(model, 1) and "nope" not in system_prompt(model, 1)
+    assert "tool `hello` registered: A tool (usage: `hello ARGS`)" in observation(model, 1)
+    assert "nope" not in system_prompt(model, 1)
     assert "usage: hello" in observation(model, 2)
     _assert_tree_is_head(result.session_id)
 
@@ -186,7 +187,7 @@ def test_deleting_the_whole_scaffold_only_drops_tools(git_repo):
     ])
     assert result.status == "submitted", result.message
     # deleting a tool is allowed (it is no longer registered); the policy, prompts and hooks come back
-    assert "`hello`" in system_prompt(model, 1) and "`hello`" not in system_prompt(model, 2)
+    assert "tool `hello` registered" in observation(model, 1) and "`hello`" not in system_prompt(model, 2)
     assert "refused" in observation(model, 2) and "scaffold.yaml" in observation(model, 2)
     scaffold = session_dir(result.session_id) / "scaffold"
     assert (scaffold / "scaffold.yaml").read_bytes() == resource_path("scaffold", "scaffold.yaml").read_bytes()

@@ -1,5 +1,6 @@
-"""Tools the agent writes itself mid-task: gated, registered, listed in the next system prompt,
-used, kept out of the patch; and refused (with the reason told) when they fail a gate."""
+"""Tools the agent writes itself mid-task: gated, registered, announced in the next observation
+(the system prompt is not rewritten: its cached prefix stays valid), used, kept out of the patch;
+and refused (with the reason told) when they fail a gate."""
 
 from __future__ import annotations
 
@@ -48,13 +49,13 @@ def test_tool_created_registered_listed_used_and_kept_out_of_the_patch(git_repo,
     assert commit["reason"] == "A tool that finds definitions saves grepping every time."
     assert "registered" in observation(model, 1)
 
-    # not in the system prompt of the query that wrote it; in every one after
-    assert "find-def" not in system_prompt(model, 0) and "No tools are registered yet." in system_prompt(model, 0)
-    for query in (1, 2, 3):
-        assert "`find-def`: Print where a Python function or class is defined" in system_prompt(model, query)
-        assert "usage: `find-def NAME`" in system_prompt(model, query)
-    [refresh] = events_of(result.session_id, "system")
-    assert refresh["step"] == 2 and "find-def" in refresh["message"]["content"]
+    # announced, with its description and usage, right after the step that wrote it; the system
+    # prompt stays as it was (a rewrite would make the provider's whole cached prefix worthless)
+    assert ("Scaffold: tool `find-def` registered: Print where a Python function or class is defined"
+            in observation(model, 1)) and "(usage: `find-def NAME`)" in observation(model, 1)
+    assert "Your tools:" not in system_prompt(model, 0)
+    assert all(system_prompt(model, query) == system_prompt(model, 0) for query in (1, 2, 3))
+    assert events_of(result.session_id, "system") == []
 
     # used: it ran in the environment, on the repository
     assert "calc.py:1: def add(a, b):" in observation(model, 2)
@@ -111,9 +112,9 @@ def test_a_javascript_tool_with_a_comment_header_is_registered_and_used(git_repo
     assert result.status == "submitted", result.message
     [registered] = events_of(result.session_id, "tool")
     assert (registered["kind"], registered["step"], registered["name"]) == ("registered", 1, "list-functions")
-    assert "list-functions" not in system_prompt(model, 0)
-    assert "`list-functions`: List the functions a Python file defines" in system_prompt(model, 1)
-    assert "usage: `list-functions FILE...`" in system_prompt(model, 2)
+    assert "list-functions" not in system_prompt(model, 2)
+    assert "tool `list-functions` registered: List the functions a Python file defines" in observation(model, 1)
+    assert "(usage: `list-functions FILE...`)" in observation(model, 1)
     assert "calc.py:1: add" in observation(model, 2)  # node ran it, in the environment, on the repository
     assert "list-functions" not in result.patch
 
@@ -182,11 +183,10 @@ def test_tools_failing_a_gate_are_refused_removed_and_explained(git_repo, env_na
     assert "tool `../x` refused" in observation(model, 2) and "removed" in observation(model, 2)
     assert "chmod +x" in observation(model, 4)
     assert "tool `js-bad` refused: javascript syntax error at line 6" in observation(model, 8)
-    # never listed; the valid one is, from the next query on
+    # never announced; the valid one is, in the next observation
     for query in range(len(model.seen)):
-        prompt = system_prompt(model, query)
-        assert not any(f"`{name}`:" in prompt for name in refused)
-    assert "`ok-tool`: A tool" in system_prompt(model, 9)
+        assert not any(f"`{name}` registered" in model.seen[query][-1]["content"] for name in refused)
+    assert "tool `ok-tool` registered: A tool (usage: `ok-tool ARGS`)" in observation(model, 9)
     # each refusal is a rejected scaffold change in the log
     rejects = [e for e in events_of(result.session_id, "scaffold") if e["kind"] == "reject"]
     assert {tuple(e["files"]) for e in rejects} >= {("tools/broken",), ("x",), ("tools/ls",), ("tools/noexec",)}
@@ -205,7 +205,7 @@ def test_a_registered_tool_edited_into_a_broken_state_is_restored_to_its_registe
     assert tool.read_text() == good and tool.stat().st_mode & 0o777 == 0o755
     assert "restored to its registered version" in observation(model, 2)
     assert "hello world" in observation(model, 3)
-    assert "`greet`" in system_prompt(model, 3)
+    assert "tool `greet` registered" in observation(model, 1) and "`greet` registered" not in observation(model, 2)
 
 
 def test_a_tool_that_hangs_on_help_is_refused_within_the_timeout(git_repo, monkeypatch):

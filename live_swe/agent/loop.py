@@ -90,7 +90,8 @@ class Agent:
         self._pending_user_note: str | None = None
         self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
         self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
-        self._system_scaffold = None  # the scaffold messages[0] was rendered from
+        self._system_scaffold = None  # the scaffold messages[0] was last checked against
+        self._listed_tools: set[str] | None = None  # the tools messages[0] lists (None: not known, after resume)
         # The secrets this process holds never reach the model, the hooks or the log.
         self._redact = redactor()
         for seam in (self.guard, self.hooks):
@@ -131,6 +132,7 @@ class Agent:
             "command_timeout": self.limits.command_timeout,
             "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
             "step": self.step,
+            "model": getattr(self.model, "name", "") or "",
         }
         context.update(extra)
         return context
@@ -139,14 +141,19 @@ class Agent:
         # a scaffold is agent-written: a tool description may carry what a command printed
         return self._redact(render(self.guard.current.template(role), self._context(**extra)))
 
-    def system_message(self) -> dict[str, Any]:
-        return {"role": "system", "content": self._render("system")}
+    def system_message(self, only_tools: set[str] | None = None) -> dict[str, Any]:
+        """The system message; with ``only_tools``, listing only those of the registered tools."""
+        extra = {}
+        if only_tools is not None:
+            extra["tools"] = [t for t in self._context()["tools"] if t["name"] in only_tools]
+        return {"role": "system", "content": self._render("system", **extra)}
 
     # -- the run
     def start(self, task: str, repo_map: str = "") -> None:
         """Begin a fresh conversation."""
         self.add_message(self.system_message())
         self._system_scaffold = self.guard.current
+        self._listed_tools = {t.name for t in self.guard.current.tools}
         self.add_message({"role": "user", "content": self._render("instance", task=task, repo_map=repo_map)})
 
     def restore(self, messages: list[dict[str, Any]]) -> None:
@@ -249,13 +256,20 @@ class Agent:
             self.emit({"t": "checkpoint", "step": self.step, "error": str(exc)[:500]})
 
     def _refresh_system_message(self) -> None:
-        """After a scaffold change (a new tool, an edited system prompt) the next query sees the new
-        system message; the replacement is logged so the trajectory shows what the model saw."""
+        """After a scaffold change that alters the system message (an edited system prompt, a tight-
+        ened command timeout, a listed tool removed) the next query sees the new one; the replacement
+        is logged so the trajectory shows what the model saw. A new tool alone does not rewrite it:
+        that would make the provider's cached prompt prefix worthless from the first message on, so
+        the guard announces the tool in the observation of the step that registered it instead."""
         scaffold = self.guard.current
         if scaffold is self._system_scaffold or not self.messages or self.messages[0].get("role") != "system":
             return
         self._system_scaffold = scaffold
+        if self._listed_tools is not None:
+            if self.system_message(self._listed_tools)["content"] == self.messages[0].get("content"):
+                return
         message = self.system_message()
+        self._listed_tools = {t.name for t in scaffold.tools}
         if message["content"] != self.messages[0].get("content"):
             self.messages[0] = message
             self.emit({"t": "system", "step": self.step, "message": message})

@@ -12,6 +12,14 @@ format errors); it goes to ``preds.jsonl`` and is skipped next time unless ``red
 (missing image, engine or model failure, any exception) is only recorded in ``results.jsonl``, so
 the next run tries it again. ``kill -9`` loses only the instances in flight; Ctrl-C stops the
 workers and removes this batch's containers, and ``run_batch`` returns with ``interrupted`` set.
+
+Images are looked up before anything runs (``images.image_statuses``): a missing one that cannot
+be pulled stops the batch with what to run to get it, unless ``skip_missing``. Each instance runs
+with the kernel's budgets; ``total_cost_limit`` caps what the output directory's runs spend in
+all (``results.jsonl``): once it is spent no further instance starts.
+
+The work of one instance is ``_Batch.run_one(job)``: an ``InstanceJob`` (the instance, its image,
+its budgets) in, one record out; the driver writes the records, so it can run anywhere.
 """
 
 from __future__ import annotations
@@ -21,16 +29,17 @@ import re
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_preds
+from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_jsonl, read_preds
 from live_swe.bench.progress import BatchProgress
-from live_swe.bench.suites import Instance, Suite, SuiteError, load_suite, task_text
+from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
 from live_swe.environments.base import EnvironmentError_
 from live_swe.errors import UserError
@@ -56,6 +65,9 @@ class BatchSummary:
     cost: float = 0.0
     interrupted: bool = False
     elapsed: float = 0.0
+    not_started: int = 0  # left out because the total cost limit was spent
+    stopped: str = ""  # why instances were left out, when they were
+    spent_before: float = 0.0  # what earlier runs in this directory spent (results.jsonl)
     records: list[dict[str, Any]] = field(default_factory=list)  # this run's per-instance records
 
     def add(self, record: dict[str, Any]) -> None:
@@ -74,20 +86,50 @@ class BatchSummary:
 
 
 class _StoppableModel:
-    """The instance's model, refusing to answer once the batch is stopping (ends the agent fast)."""
+    """The instance's model, refusing to answer once the batch is stopping (ends the agent fast);
+    it books the time spent waiting for answers (the record's ``timings.model``)."""
 
     def __init__(self, model: Model, stop: threading.Event):
         self._model = model
         self._stop = stop
         self.name = getattr(model, "name", "model")
+        self.seconds = 0.0
 
     def query(self, messages, *, tools=None, on_token=None):
         if self._stop.is_set():
             raise ModelError("the batch was interrupted")
-        return self._model.query(messages, tools=tools, on_token=on_token)
+        started = time.monotonic()
+        try:
+            return self._model.query(messages, tools=tools, on_token=on_token)
+        finally:
+            self.seconds += time.monotonic() - started
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
+
+
+class _ModelMaker:
+    """Makes an instance's model (the runner asks for it by name) and keeps it for its booked time."""
+
+    def __init__(self, instance: Instance, factory: ModelFactory | None, stop: threading.Event):
+        self.instance = instance
+        self.factory = factory
+        self.stop = stop
+        self.made: list[_StoppableModel] = []
+
+    def __call__(self, name: str) -> Model:
+        if self.factory is not None:
+            model = self.factory(name, self.instance)
+        else:
+            from live_swe.models.resolve import make_model
+
+            model = make_model(name)
+        self.made.append(_StoppableModel(model, self.stop))
+        return self.made[-1]
+
+    @property
+    def seconds(self) -> float:
+        return sum(model.seconds for model in self.made)
 
 
 class _DirLock:
@@ -121,7 +163,7 @@ class _DirLock:
             self._handle.close()
 
 
-def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str) -> dict[str, Any]:
+def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str, **settings: Any) -> dict[str, Any]:
     """The directory's batch record; its id is stable so a rerun can find the containers of a killed run."""
     path = out / BATCH_FILE
     info: dict[str, Any] = {}
@@ -132,7 +174,7 @@ def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str) -> dict[s
             info = {}
     if not isinstance(info, dict) or not info.get("batch_id"):
         info = {"batch_id": "b" + secrets.token_hex(6), "created_at": _now()}
-    info.update(suite=portable_spec(suite_spec), model=model, scaffold=scaffold, updated_at=_now())
+    info.update(suite=portable_spec(suite_spec), model=model, scaffold=scaffold, **settings, updated_at=_now())
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(info, indent=2))
     tmp.replace(path)
@@ -198,11 +240,22 @@ class _Engine:
             return []
 
 
+@dataclass(frozen=True)
+class InstanceJob:
+    """One instance's run: the instance, the image it runs in, and its budgets. ``missing`` says why
+    its image cannot be had (the instance then fails at once, with what to do)."""
+
+    instance: Instance
+    image: str
+    limits: KernelLimits
+    missing: str = ""
+
+
 class _Batch:
     """The per-instance work, shared by the worker threads."""
 
     def __init__(self, *, suite: Suite, suite_spec: str, model: str, out: Path, batch_id: str, scaffold: str,
-                 limits: KernelLimits, image_override, model_factory: ModelFactory | None, engine: _Engine):
+                 model_factory: ModelFactory | None, engine: _Engine):
         from live_swe.session.store import SessionStore
 
         self.suite = suite
@@ -211,8 +264,6 @@ class _Batch:
         self.out = out
         self.batch_id = batch_id
         self.scaffold = scaffold
-        self.limits = limits
-        self.image_override = image_override
         self.model_factory = model_factory
         self.engine = engine
         self.store = SessionStore(out / SESSIONS_DIR)
@@ -238,39 +289,36 @@ class _Batch:
             (self.store.root / candidate).parent.mkdir(parents=True, exist_ok=True)
             return candidate
 
-    def _missing_image(self, instance: Instance, image: str) -> str:
-        if self.suite.kind == "local":
-            how = (f"build it with `live-swe bench images {self.suite_spec} --build --base IMAGE` "
-                   "(a registry-free base image comes from `evals/base/build.sh live-swe-base`)")
-        else:
-            how = f"get it with `docker pull {image}`"
-        return f"Docker image {image!r} for {instance.instance_id} is not on this machine; {how}"
-
     def _image_present(self, image: str) -> bool:
         try:
             return self.engine.has_image(image)
         except EnvironmentError_:
             return True  # unknown: keep the original reason
 
-    def _model_for(self, instance: Instance) -> Callable[[str], Model]:
-        def make(name: str) -> Model:
-            if self.model_factory is not None:
-                model = self.model_factory(name, instance)
-            else:
-                from live_swe.models.resolve import make_model
+    def _model_for(self, instance: Instance) -> _ModelMaker:
+        return _ModelMaker(instance, self.model_factory, self.stop)
 
-                model = make_model(name)
-            return _StoppableModel(model, self.stop)
-
-        return make
+    def record(self, record: dict[str, Any], patch: str) -> None:
+        """Write one instance's outcome: its prediction when it finished, and its record."""
+        if record["finished"]:
+            self.preds.append({
+                "instance_id": record["instance_id"],
+                "model_name_or_path": self.model,
+                "model_patch": patch,
+                "status": record["status"],
+                "steps": record["steps"],
+                "cost": record["cost"],
+                "session": record["session"],
+            })
+        self.results.append(record)
 
     # -- one instance
 
-    def run_one(self, instance: Instance) -> dict[str, Any]:
-        """Run the agent on one instance and record the outcome. Never raises."""
+    def run_one(self, job: InstanceJob) -> tuple[dict[str, Any], str]:
+        """Run the agent on one instance: its record and its patch. Never raises."""
         from live_swe.runner import RunHooks, RunRequest, start_run
 
-        image = self.image_override(instance) if self.image_override else instance.image
+        instance, image = job.instance, job.image
         record: dict[str, Any] = {
             "instance_id": instance.instance_id, "status": "error", "finished": False, "reason": "",
             "session": None, "steps": 0, "cost": 0.0, "image": image, "model": self.model,
@@ -278,17 +326,20 @@ class _Batch:
         marks: dict[str, float] = {"start": time.monotonic()}
 
         def observe(event: dict[str, Any]) -> None:
-            kind = event.get("t")
-            if kind == "step":
-                marks["last_step"] = time.monotonic()
-            elif kind == "end":
+            # Everything the agent logs until its end event is agent time (its last replies
+            # included, when they were format errors); after it come the patch and teardown.
+            if event.get("t") == "end":
                 marks["end"] = time.monotonic()
+            elif "agent" in marks:
+                marks["last_step"] = time.monotonic()
 
+        models = self._model_for(instance)
+        patch = ""
         try:
             if self.stop.is_set():
                 raise _Interrupted()
-            if self.suite.kind == "local" and not self.engine.has_image(image):
-                raise EnvironmentError_(self._missing_image(instance, image))
+            if job.missing:
+                raise EnvironmentError_(job.missing)
             record["session"] = session_id = self._session_id(instance)
             request = RunRequest(
                 task=task_text(instance),
@@ -298,14 +349,14 @@ class _Batch:
                 repo=None,
                 repo_dir=instance.repo_dir,
                 scaffold_ref=self.scaffold,
-                limits=self.limits,
+                limits=job.limits,
                 session_id=session_id,
                 parent=f"bench:{self.batch_id}",
                 extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
                 labels={BATCH_LABEL: self.batch_id},
             )
             hooks = RunHooks(
-                model_factory=self._model_for(instance),
+                model_factory=models,
                 observers=[observe],
                 on_agent=lambda agent: marks.setdefault("agent", time.monotonic()),
             )
@@ -314,48 +365,39 @@ class _Batch:
                           finished=result.status in FINISHED_STATUSES)
             patch = result.patch
         except _Interrupted:
-            patch = ""
+            pass
         except EnvironmentError_ as exc:
-            patch = ""
             record["reason"] = _reason(exc)
-            if "not on this machine" not in record["reason"] and not self._image_present(image):
-                record["reason"] = self._missing_image(instance, image) + f" ({record['reason']})"
+            if not job.missing and not self._image_present(image):
+                record["reason"] = (f"Docker image {image!r} for {instance.instance_id} is not on this machine "
+                                    f"({record['reason']})")
         except Exception as exc:  # noqa: BLE001 - one instance never stops the batch
-            patch = ""
             record["reason"] = f"{exc.__class__.__name__}: {_reason(exc)}"
         marks["return"] = time.monotonic()
         if self.stop.is_set() and not record["finished"]:
             record.update(status="interrupted", reason=record["reason"] or "the batch was interrupted")
         record["elapsed"] = round(marks["return"] - marks["start"], 3)
-        record["timings"] = _timings(marks)
+        record["timings"] = _timings(marks, models.seconds)
         record["finished_at"] = _now()
-        if record["finished"]:
-            self.preds.append({
-                "instance_id": instance.instance_id,
-                "model_name_or_path": self.model,
-                "model_patch": patch,
-                "status": record["status"],
-                "steps": record["steps"],
-                "cost": record["cost"],
-                "session": record["session"],
-            })
-        self.results.append(record)
-        return record
+        return record, patch
 
 
 class _Interrupted(Exception):
     pass
 
 
-def _timings(marks: dict[str, float]) -> dict[str, float]:
+def _timings(marks: dict[str, float], model_seconds: float) -> dict[str, float]:
     """Seconds per phase: setup (session, scaffold, container start, repository check), the agent's
-    steps, patch extraction, and teardown (container removal). Phases not reached are left out."""
+    steps (its model time also on its own, as ``model``), patch extraction, and teardown (container
+    removal). Phases not reached are left out."""
     spans = {}
     order = [("setup", "start", "agent"), ("agent", "agent", "last_step"), ("patch", "last_step", "end"),
              ("teardown", "end", "return")]
     for name, first, second in order:
         if first in marks and second in marks:
             spans[name] = round(marks[second] - marks[first], 3)
+    if "agent" in marks:
+        spans["model"] = round(model_seconds, 3)
     return spans
 
 
@@ -367,6 +409,44 @@ def _check_scaffold(ref: str) -> None:
 
     with tempfile.TemporaryDirectory(prefix="live-swe-bench-scaffold-") as tmp:
         materialize(ref, Path(tmp) / "scaffold")
+
+
+def _spent(out: Path) -> float:
+    """What the runs in ``out`` have spent so far: every attempt's cost in results.jsonl."""
+    return sum(float(record.get("cost") or 0.0) for record in read_jsonl(out / RESULTS_FILE))
+
+
+def _jobs(suite: Suite, todo: list[Instance], engine: _Engine, limits: KernelLimits, *, template: str | None,
+          image_override: Callable[[Instance], str] | None, skip_missing: bool) -> list[InstanceJob]:
+    """Each instance's image, looked up before anything runs; a missing one that cannot be pulled
+    stops the batch (with what to run to get it), or with ``skip_missing`` fails that instance."""
+    from live_swe.bench.images import how_to_get, image_statuses, instance_images, missing_images_error
+    from live_swe.environments._docker_engine import registry_reachable
+
+    if image_override is not None:
+        chosen = {i.instance_id: image_override(i) for i in todo}
+        overridden = [replace(i, image=chosen[i.instance_id]) for i in todo]
+        statuses = image_statuses(suite, engine.client, overridden, template=None)
+    else:
+        statuses = image_statuses(suite, engine.client, todo, template=template)
+    images = instance_images(statuses)
+    reachable: dict[str, bool] = {}
+
+    def pullable(image: str) -> bool:  # registry suites pull at container start when they can
+        if suite.kind == "local" or image_override is not None or template:
+            return False
+        if image not in reachable:
+            reachable[image] = registry_reachable(image)
+        return reachable[image]
+
+    missing = [status for status in statuses if not status.present and not pullable(status.image)]
+    if missing and not skip_missing:
+        error = missing_images_error(suite, missing)
+        raise UserError(f"{error}\nNothing was run. Get the images, or pass --skip-missing to run the others.")
+    why = {instance_id: f"Docker image {status.image!r} for {instance_id} is not on this machine; "
+                        f"{how_to_get(suite, status.image, status)}"
+           for status in missing for instance_id in status.instance_ids}
+    return [InstanceJob(i, images[i.instance_id], limits, why.get(i.instance_id, "")) for i in todo]
 
 
 def run_batch(
@@ -381,7 +461,10 @@ def run_batch(
     scaffold: str = "seed",
     redo: bool = False,
     limits: KernelLimits | None = None,
+    total_cost_limit: float | None = None,
+    image_template: str | None = None,
     image_override: Callable[[Instance], str] | None = None,
+    skip_missing: bool = False,
     model_factory: ModelFactory | None = None,
     show_progress: bool = True,
 ) -> BatchSummary:
@@ -389,35 +472,47 @@ def run_batch(
     started = time.monotonic()
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
+    if total_cost_limit is not None and total_cost_limit <= 0:
+        raise UserError(f"--total-cost-limit must be more than 0 (got {total_cost_limit})")
+    if image_template:
+        from live_swe.bench.images import check_template
+
+        check_template(image_template)
+    limits = limits or KernelLimits()
     out = Path(out).expanduser().resolve()
     suite = load_suite(suite_spec)
-    selected = suite.select(instances=instances, filter=filter, slice=slice)
-    if not selected:
-        raise SuiteError(f"{suite.name}: the selection matches no instance (of {len(suite)}); "
-                         "check --instances / --filter / --slice")
+    selected = suite.select_some(instances=instances, filter=filter, slice=slice)
     # a bad model name or scaffold fails the batch once, before anything is written
     _check_scaffold(scaffold)
     if model_factory is None:
         from live_swe.models.resolve import make_model
 
         make_model(model)
+
+    def todo_now() -> list[Instance]:
+        done_before = {} if redo else read_preds(out / PREDS_FILE)
+        return [i for i in selected if i.instance_id not in done_before]
+
+    engine = _Engine() if todo_now() else None
+    jobs = _jobs(suite, todo_now(), engine, limits, template=image_template, image_override=image_override,
+                 skip_missing=skip_missing) if engine else []  # before anything is written
     out.mkdir(parents=True, exist_ok=True)
     with _DirLock(out):
-        info = _batch_info(out, suite_spec, model, scaffold)
-        done_before = {} if redo else read_preds(out / PREDS_FILE)
-        todo = [i for i in selected if i.instance_id not in done_before]
-        summary = BatchSummary(suite=suite.name, out=out, total=len(selected), skipped=len(selected) - len(todo))
-        if not todo:
+        info = _batch_info(out, suite_spec, model, scaffold, limits=limits.model_dump(),
+                           total_cost_limit=total_cost_limit, image_template=image_template)
+        wanted = {i.instance_id for i in todo_now()}  # another run may have finished some meanwhile
+        jobs = [job for job in jobs if job.instance.instance_id in wanted]
+        summary = BatchSummary(suite=suite.name, out=out, total=len(selected), skipped=len(selected) - len(jobs),
+                               spent_before=_spent(out))
+        if not jobs:
             summary.elapsed = round(time.monotonic() - started, 3)
             return summary
-        engine = _Engine()
         engine.remove_batch_containers(info["batch_id"])  # anything a killed run of this batch left
         batch = _Batch(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
-                       scaffold=scaffold, limits=limits or KernelLimits(), image_override=image_override,
-                       model_factory=model_factory, engine=engine)
+                       scaffold=scaffold, model_factory=model_factory, engine=engine)
         try:
             with BatchProgress(len(selected), skipped=summary.skipped, enabled=show_progress) as progress:
-                _drive(batch, todo, workers, summary, progress)
+                _drive(batch, jobs, workers, summary, progress, total_cost_limit)
         finally:
             batch.close()
     order = {i.instance_id: n for n, i in enumerate(selected)}
@@ -426,26 +521,57 @@ def run_batch(
     return summary
 
 
-def _drive(batch: _Batch, todo: list[Instance], workers: int, summary: BatchSummary, progress: BatchProgress) -> None:
-    """Feed the pool; on Ctrl-C stop the workers and remove this batch's containers."""
+def _budgeted(job: InstanceJob, left: float) -> InstanceJob:
+    """The job with its cost budget no larger than what is left of the total (0 means no limit)."""
+    limit = job.limits.cost_limit
+    if limit and limit <= left:
+        return job
+    return InstanceJob(job.instance, job.image, job.limits.model_copy(update={"cost_limit": left}), job.missing)
+
+
+def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchSummary, progress: BatchProgress,
+           total_cost_limit: float | None = None) -> None:
+    """Feed the pool, at most ``workers`` jobs at a time, and write each outcome; stop starting jobs
+    once the total cost limit is spent; on Ctrl-C stop the workers and remove this batch's containers."""
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="live-swe-bench")
-    pending: set[Future] = {pool.submit(batch.run_one, instance) for instance in todo}
+    queue = deque(jobs)
+    pending: set[Future] = set()
+
+    def fill() -> None:
+        while queue and len(pending) < workers:
+            job = queue[0]
+            if total_cost_limit is not None and not job.missing:
+                left = total_cost_limit - summary.spent_before - summary.cost
+                if left <= 0:
+                    summary.not_started = len(queue)
+                    summary.stopped = (f"the total cost limit of ${total_cost_limit:.2f} is spent "
+                                       f"(${summary.spent_before + summary.cost:.4f})")
+                    progress.note(f"{summary.stopped}: {len(queue)} instance(s) not started")
+                    queue.clear()
+                    return
+                job = _budgeted(job, left)
+            queue.popleft()
+            pending.add(pool.submit(batch.run_one, job))
 
     def collect(finished: set[Future]) -> None:
         for future in finished:
             if future.cancelled():
                 continue
-            record = future.result()
+            record, patch = future.result()
+            batch.record(record, patch)
             summary.add(record)
             progress.finished_one(record)
 
     try:
+        fill()
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             collect(finished)
+            fill()
     except KeyboardInterrupt:
         summary.interrupted = True
         batch.stop.set()
+        queue.clear()
         for future in pending:
             future.cancel()
         progress.note("interrupted: stopping the workers and removing this batch's containers")

@@ -1,19 +1,28 @@
 """Evaluate predictions: SWE-bench rows through the official ``swebench`` 5.x harness, Pro rows
-through their run scripts and parsers (``pro_eval``). Writes ``DIR/report.json``.
+through their run scripts and parsers (``pro_eval``). Writes ``DIR/report.json``, and the harness
+writes its own run report next to it (``DIR/<model>.<run id>.json``).
 
-The harness is called through its Python API with the suite's own rows as the dataset, so the
-images are exactly the rows' ``image`` fields (present locally; nothing is pulled for a local
-suite). Its logs go under ``DIR/eval/logs/run_evaluation/<run id>/``.
+The harness is called through its Python API with the suite's own rows as the dataset, each row's
+``image`` set to the name its image was found under (``images.image_statuses``); instances whose
+image is missing are reported as such and the others graded. Its logs go under
+``DIR/eval/logs/run_evaluation/<run id>/``; a grade there is reused only for the same patch and row
+(the harness itself would return an old grade for a changed patch).
+
+Outcome statuses keep the harness's labels: resolved, unresolved (the tests ran), patch_failed,
+infra_failure and ambiguous_failure (the harness's own classification, with its reason), error
+(with the harness's own message), empty_patch, no_prediction, and missing_image (not graded).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
+import shutil
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +37,8 @@ BATCH_FILE = "batch.json"
 REPORT_FILE = "report.json"
 EVAL_DIR = "eval"
 GOLD_MODEL = "gold"
+GRADE_KEY = "live-swe-grade.key"  # beside a harness grade: what it graded (patch and row)
+NOT_GRADED = ("missing_image",)
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
 
 
@@ -35,10 +46,13 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
 class Outcome:
     instance_id: str
     resolved: bool
-    status: str  # resolved | unresolved | empty_patch | no_prediction | error
+    # resolved | unresolved | patch_failed | infra_failure | ambiguous_failure | error | empty_patch
+    # | no_prediction | missing_image (the last is not graded: it counts in no rate)
+    status: str
     kind: str  # swebench | local | pro
     detail: str = ""
     log_dir: str = ""
+    reason: str = ""  # the harness's failure reason for infra_failure / ambiguous_failure
 
 
 @dataclass
@@ -47,20 +61,35 @@ class EvalReport:
     run_id: str
     outcomes: list[Outcome] = field(default_factory=list)
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    harness_report: str = ""  # the official harness's run report, when it ran
+    missing_images: list[str] = field(default_factory=list)  # one line each: the image and how to get it
+
+    @property
+    def graded(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status not in NOT_GRADED]
 
     @property
     def resolved_ids(self) -> list[str]:
         return sorted(o.instance_id for o in self.outcomes if o.resolved)
 
     def summary(self) -> dict[str, Any]:
-        """Exactly what ``--json`` prints."""
-        total, resolved = len(self.outcomes), len(self.resolved_ids)
+        """Exactly what ``--json`` prints (instances without their image are not counted)."""
+        total, resolved = len(self.graded), len(self.resolved_ids)
         low, high = wilson_interval(resolved, total)
         return {"total": total, "resolved": resolved, "resolved_ids": self.resolved_ids,
                 "rate": resolved / total if total else 0.0, "ci_low": low, "ci_high": high}
 
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for outcome in self.outcomes:
+            found[outcome.status] = found.get(outcome.status, 0) + 1
+        return found
+
     def to_json(self) -> dict[str, Any]:
         return {"suite": self.suite, "run_id": self.run_id, "created_at": self.created_at, **self.summary(),
+                "statuses": self.counts(), "not_graded": sorted(o.instance_id for o in self.outcomes
+                                                                 if o.status in NOT_GRADED),
+                "harness_report": self.harness_report,
                 "instances": {o.instance_id: asdict(o) for o in self.outcomes}}
 
     def write(self, directory: Path) -> Path:
@@ -72,8 +101,15 @@ class EvalReport:
 
     def text(self) -> str:
         s = self.summary()
-        return (f"{self.suite}: resolved {s['resolved']} / {s['total']} ({s['rate']:.1%}), "
+        line = (f"{self.suite}: resolved {s['resolved']} / {s['total']} ({s['rate']:.1%}), "
                 f"95% CI [{s['ci_low']:.1%}, {s['ci_high']:.1%}] (Wilson)")
+        others = {k: v for k, v in self.counts().items() if k not in ("resolved", *NOT_GRADED)}
+        if others:
+            line += "; " + ", ".join(f"{v} {k}" for k, v in sorted(others.items()))
+        not_graded = len(self.outcomes) - len(self.graded)
+        if not_graded:
+            line += f"; {not_graded} not graded (image missing)"
+        return line
 
 
 # -- what to evaluate -------------------------------------------------------------------------------
@@ -165,16 +201,37 @@ def _harness_model_dir(model: str) -> str:
     return (model or "None").replace("/", "__")
 
 
+def grade_key(pred: dict, row: dict) -> str:
+    """What a grade depends on: the patch and the row (its tests, eval script and image)."""
+    data = json.dumps({"patch": pred.get("model_patch") or "", "row": row}, sort_keys=True, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def set_aside_stale_grade(log_dir: Path, key: str) -> bool:
+    """The harness returns any grade it finds for a run id, whatever the patch: a grade made for
+    another patch or row is moved to ``stale/`` beside it (kept, never read) so it is graded again."""
+    key_file = log_dir / GRADE_KEY
+    if not log_dir.exists() or (key_file.is_file() and key_file.read_text().strip() == key):
+        return False
+    stale = log_dir.parent / "stale" / f"{log_dir.name}.{datetime.now(UTC).strftime('%Y%m%d-%H%M%S-%f')}"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(log_dir), str(stale))
+    return True
+
+
 def run_swebench_harness(instances: list[Instance], predictions: dict[str, dict], *, work: Path, run_id: str,
-                         workers: int, timeout: int) -> list[Outcome]:
-    """The official harness on ``instances`` (all with a prediction); one outcome each."""
+                         workers: int, timeout: int, report_dir: Path | None = None,
+                         images: dict[str, str] | None = None) -> tuple[list[Outcome], str]:
+    """The official harness on ``instances`` (all with a prediction): one outcome each, and the path of
+    the harness's own run report (in ``report_dir``)."""
     from swebench.harness import run_evaluation
     from swebench.harness.constants import LOG_REPORT, RUN_EVALUATION_LOG_DIR
 
     work.mkdir(parents=True, exist_ok=True)
     dataset_path = work / f"{run_id}.dataset.jsonl"
     preds_path = work / f"{run_id}.predictions.jsonl"
-    dataset_path.write_text("".join(json.dumps(i.row) + "\n" for i in instances))
+    rows = {i.instance_id: {**i.row, "image": (images or {}).get(i.instance_id, i.image)} for i in instances}
+    dataset_path.write_text("".join(json.dumps(row) + "\n" for row in rows.values()))
     harness_preds = {}
     for instance in instances:
         pred = predictions[instance.instance_id]
@@ -184,42 +241,111 @@ def run_swebench_harness(instances: list[Instance], predictions: dict[str, dict]
             "model_patch": pred.get("model_patch") or "",
         }
     preds_path.write_text("".join(json.dumps(p) + "\n" for p in harness_preds.values()))
+
+    def log_dir_of(instance_id: str) -> Path:
+        model = _harness_model_dir(harness_preds[instance_id]["model_name_or_path"])
+        return work / RUN_EVALUATION_LOG_DIR / run_id / model / instance_id
+
+    keys = {i.instance_id: grade_key(harness_preds[i.instance_id], rows[i.instance_id]) for i in instances}
+    for instance in instances:
+        set_aside_stale_grade(log_dir_of(instance.instance_id), keys[instance.instance_id])
+    report_path, crash = "", ""
     with _in_directory(work), contextlib.redirect_stdout(sys.stderr):
         # The harness prints progress on stdout; ours is reserved for the result (--json).
-        run_evaluation.main(
-            dataset_name=str(dataset_path), split="test", instance_ids=None,
-            predictions_path=str(preds_path), max_workers=workers, open_file_limit=_open_file_limit(),
-            run_id=run_id, timeout=timeout, rewrite_reports=False, modal=False, report_dir=str(work),
-        )
+        try:
+            written = run_evaluation.main(
+                dataset_name=str(dataset_path), split="test", instance_ids=None,
+                predictions_path=str(preds_path), max_workers=workers, open_file_limit=_open_file_limit(),
+                run_id=run_id, timeout=timeout, rewrite_reports=False, modal=False,
+                report_dir=str(report_dir or work),
+            )
+            report_path = str(written) if written else ""
+        except Exception as exc:  # noqa: BLE001 - the harness's own failure, reported per instance
+            crash = f"the swebench harness stopped: {exc.__class__.__name__}: {str(exc).strip()[:500]}"
+    run_report = _read_json(Path(report_path)) if report_path else {}
     outcomes = []
     for instance in instances:
         pred = harness_preds[instance.instance_id]
-        log_dir = work / RUN_EVALUATION_LOG_DIR / run_id / _harness_model_dir(pred["model_name_or_path"]) / instance.instance_id
+        log_dir = log_dir_of(instance.instance_id)
         if not pred["model_patch"].strip():
             outcomes.append(Outcome(instance.instance_id, False, "empty_patch", instance.suite_kind,
                                     "the prediction has no patch"))
             continue
-        report_path = log_dir / LOG_REPORT
-        if not report_path.exists():
-            outcomes.append(Outcome(instance.instance_id, False, "error", instance.suite_kind,
-                                    _harness_error(log_dir), str(log_dir)))
-            continue
-        entry = json.loads(report_path.read_text()).get(instance.instance_id, {})
-        resolved = bool(entry.get("resolved"))
-        outcomes.append(Outcome(instance.instance_id, resolved, "resolved" if resolved else "unresolved",
-                                instance.suite_kind, _test_detail(entry), str(log_dir)))
-    return outcomes
+        report_file = log_dir / LOG_REPORT
+        entry = _read_json(report_file).get(instance.instance_id) if report_file.exists() else None
+        if entry is not None:
+            (log_dir / GRADE_KEY).write_text(keys[instance.instance_id] + "\n")
+        outcomes.append(_harness_outcome(instance, entry, log_dir, run_report, crash))
+    return outcomes, report_path
 
 
-def _harness_error(log_dir: Path) -> str:
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _harness_outcome(instance: Instance, entry: dict | None, log_dir: Path, run_report: dict, crash: str) -> Outcome:
+    """One instance's outcome with the harness's own label: its grade, its failure classification
+    (infra_failure / ambiguous_failure, with the reason), a patch that did not apply, or its error."""
+    iid, kind = instance.instance_id, instance.suite_kind
+    reason = (run_report.get("failure_reasons") or {}).get(iid, "")
+    label = ("infra_failure" if iid in (run_report.get("infra_failure_ids") or []) else
+             "ambiguous_failure" if iid in (run_report.get("ambiguous_failure_ids") or []) else "")
+    log_text = _log_text(log_dir / "run_instance.log")
+    if entry is not None and entry.get("resolved"):
+        return Outcome(iid, True, "resolved", kind, _test_detail(entry), str(log_dir))
+    if ">>>>> Patch Apply Failed" in log_text:
+        return Outcome(iid, False, "patch_failed", kind, f"the harness could not apply the patch (see {log_dir / 'patch.diff'})",
+                       str(log_dir), reason)
+    detail = _test_detail(entry) if entry is not None else (crash or harness_error(log_dir))
+    if label:
+        return Outcome(iid, False, label, kind, f"{reason}: {detail}" if reason else detail, str(log_dir), reason)
+    return Outcome(iid, False, "unresolved" if entry is not None else "error", kind, detail, str(log_dir))
+
+
+def _log_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+_HARNESS_ERROR = re.compile(r"Error in evaluat(?:ion|ing model) for (?P<id>\S+): (?P<message>.*?)"
+                            r"(?=\nCheck \(|\nTraceback |\Z)", re.DOTALL)
+
+
+def harness_error(log_dir: Path) -> str:
+    """The harness's own error for an instance it could not grade, from its log: the message it
+    raised with (and, for an unexpected exception, the exception's last traceback line)."""
     log = log_dir / "run_instance.log"
-    if not log.exists():
-        return "the harness did not run this instance"
-    text = log.read_text(errors="replace")
-    if ">>>>> Patch Apply Failed" in text:
-        return "the patch does not apply"
-    last = [line for line in text.splitlines() if line.strip()][-1:] or [""]
-    return f"the harness failed: {last[0][-300:]} (see {log})"
+    text = _log_text(log)
+    if not text:
+        return "the harness did not run this instance (no log)"
+    matches = list(_HARNESS_ERROR.finditer(text))
+    if not matches:
+        errors = [line for line in text.splitlines() if " - ERROR - " in line]
+        if errors:
+            return f"the harness failed: {errors[-1].split(' - ERROR - ', 1)[1][:500]} (see {log})"
+        return f"the harness gave no grade and logged no error (see {log})"
+    message = matches[-1].group("message").strip()
+    last_exception = _last_exception_line(text[matches[-1].end():])
+    if last_exception and not last_exception.startswith("swebench.harness.utils.EvaluationError"):
+        message = f"{last_exception} ({message.splitlines()[0][:200]})" if message else last_exception
+    return f"the harness failed: {message[:800]} (see {log})"
+
+
+def _last_exception_line(text: str) -> str:
+    """The ``Type: message`` line closing the traceback that ``text`` starts with, if it does."""
+    text = text.lstrip("\n")
+    if not text.startswith("Traceback "):
+        return ""
+    for line in text.splitlines()[1:]:
+        if line and not line.startswith((" ", "\t", "Traceback")):
+            return line.strip()
+    return ""
 
 
 def _test_detail(entry: dict) -> str:
@@ -259,41 +385,52 @@ def evaluate(
     workers: int = 1,
     timeout: int = 1800,
     no_prediction: list[str] = (),
+    image_template: str | None = None,
 ) -> EvalReport:
-    """Grade ``predictions`` for ``instances``; ids in ``no_prediction`` count as unresolved."""
-    from live_swe.bench.images import docker_client, image_statuses, missing_images_error
+    """Grade ``predictions`` for ``instances``; ids in ``no_prediction`` count as unresolved, and
+    instances whose image is missing are reported (``missing_image``) while the others are graded."""
+    from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
 
     run_id = check_run_id(run_id or default_run_id())
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     report = EvalReport(suite=suite.name, run_id=run_id)
     with_patch = [i for i in instances if (predictions.get(i.instance_id, {}).get("model_patch") or "").strip()]
-    patched_ids = {i.instance_id for i in with_patch}
-    client = docker_client() if with_patch else None
-    if client is not None:
-        missing = [s for s in image_statuses(suite, client, with_patch) if not s.present]
-        if missing:
-            raise missing_images_error(suite, missing)
-    work = out / EVAL_DIR
-    swebench = [i for i in instances if i.suite_kind != "pro"]
-    pro = [i for i in instances if i.suite_kind == "pro"]
     outcomes: dict[str, Outcome] = {}
+    client = docker_client() if with_patch else None
+    images: dict[str, str] = {}
+    if client is not None:
+        statuses = image_statuses(suite, client, with_patch, template=image_template)
+        images = instance_images(statuses)
+        missing = [status for status in statuses if not status.present]
+        report.missing_images = [line.strip() for line in missing_image_lines(suite, missing)]
+        for status in missing:
+            for instance_id in status.instance_ids:
+                outcomes[instance_id] = Outcome(instance_id, False, "missing_image", suite.get(instance_id).suite_kind,
+                                                f"not graded: the image {status.image} is not on this machine")
+    patched_ids = {i.instance_id for i in with_patch} - set(outcomes)
+    work = out / EVAL_DIR
+    swebench = [i for i in instances if i.suite_kind != "pro" and i.instance_id not in outcomes]
+    pro = [i for i in instances if i.suite_kind == "pro" and i.instance_id not in outcomes]
     for instance in swebench:
         if instance.instance_id not in patched_ids:  # the harness skips these too
             outcomes[instance.instance_id] = Outcome(instance.instance_id, False, "empty_patch", instance.suite_kind,
                                                      "the prediction has no patch")
     runnable = [i for i in swebench if i.instance_id in patched_ids]
     if runnable:
-        for outcome in run_swebench_harness(runnable, predictions, work=work, run_id=run_id,
-                                            workers=workers, timeout=timeout):
+        graded, report.harness_report = run_swebench_harness(runnable, predictions, work=work, run_id=run_id,
+                                                             workers=workers, timeout=timeout, report_dir=out,
+                                                             images=images)
+        for outcome in graded:
             outcomes[outcome.instance_id] = outcome
     if pro:
         from live_swe.bench.pro_eval import evaluate_pro_instance
 
         root = _pro_scripts_root(suite, pro_repo)
         for instance in pro:
+            chosen = replace(instance, image=images.get(instance.instance_id, instance.image))
             result = evaluate_pro_instance(
-                client, instance, predictions.get(instance.instance_id, {}).get("model_patch") or "", pro_repo=root,
+                client, chosen, predictions.get(instance.instance_id, {}).get("model_patch") or "", pro_repo=root,
                 log_dir=work / "pro" / run_id / instance.instance_id, timeout=timeout, run_id=run_id,
             )
             outcomes[instance.instance_id] = Outcome(result.instance_id, result.resolved, result.status, "pro",
@@ -308,8 +445,11 @@ def evaluate(
 
 
 def evaluate_batch(directory: Path, *, suite_spec: str | None = None, run_id: str | None = None,
-                   pro_repo: Path | None = None, workers: int = 1, timeout: int = 1800) -> EvalReport:
-    """Grade a batch directory's ``preds.jsonl`` against the suite it ran."""
+                   pro_repo: Path | None = None, workers: int = 1, timeout: int = 1800,
+                   instances: list[str] | str | None = None, filter: str | None = None,  # noqa: A002
+                   slice: str | None = None, image_template: str | None = None) -> EvalReport:  # noqa: A002
+    """Grade a batch directory's ``preds.jsonl`` (or the selected part of it) against the suite it ran,
+    its images found as the batch found them (its ``--image-template``, unless another is given)."""
     directory = Path(directory).expanduser().resolve()
     if not directory.is_dir():
         raise UserError(f"{directory}: no such directory")
@@ -320,15 +460,22 @@ def evaluate_batch(directory: Path, *, suite_spec: str | None = None, run_id: st
     if unknown:
         raise UserError(f"{directory / PREDS_FILE}: instance(s) not in {suite.name}: {', '.join(unknown[:5])}; "
                         "pass the suite the batch ran with --suite")
-    instances = [i for i in suite.instances if i.instance_id in predictions]
-    return evaluate(suite, instances, predictions, out=directory, run_id=run_id, pro_repo=pro_repo,
-                    workers=workers, timeout=timeout, no_prediction=[f for f in failed if f in known])
+    attempted = Suite(suite.name, suite.kind, [i for i in suite.instances if i.instance_id in predictions
+                                               or i.instance_id in failed], suite.source)
+    chosen = {i.instance_id for i in attempted.select_some(instances=instances, filter=filter, slice=slice)}
+    batch = _read_json(directory / BATCH_FILE)
+    return evaluate(suite, [i for i in suite.instances if i.instance_id in predictions and i.instance_id in chosen],
+                    predictions, out=directory, run_id=run_id, pro_repo=pro_repo, workers=workers, timeout=timeout,
+                    no_prediction=[f for f in failed if f in chosen],
+                    image_template=image_template or batch.get("image_template"))
 
 
 def evaluate_gold(suite_spec: str, out: Path, *, run_id: str | None = None, pro_repo: Path | None = None,
-                  workers: int = 1, timeout: int = 1800, instances: list[str] | None = None) -> EvalReport:
+                  workers: int = 1, timeout: int = 1800, instances: list[str] | str | None = None,
+                  filter: str | None = None, slice: str | None = None,  # noqa: A002
+                  image_template: str | None = None) -> EvalReport:
     """Grade a suite's own gold patches (a check that the suite and its images are sound)."""
     suite = load_suite(suite_spec)
-    chosen = suite.select(instances=instances) if instances else list(suite.instances)
+    chosen = suite.select_some(instances=instances, filter=filter, slice=slice)
     return evaluate(suite, chosen, gold_predictions(chosen), out=Path(out), run_id=run_id, pro_repo=pro_repo,
-                    workers=workers, timeout=timeout)
+                    workers=workers, timeout=timeout, image_template=image_template)

@@ -126,6 +126,8 @@ def evaluate_pro_instance(client, instance: Instance, patch: str, *, pro_repo: P
                           timeout: int = 1800, run_id: str = "eval") -> ProOutcome:
     """Run one Pro instance end to end; never raises for a failing patch, only records it."""
     log_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("entryscript.log", "stdout.log", "stderr.log", "output.json"):  # an earlier run's, never graded again
+        (log_dir / name).unlink(missing_ok=True)
     if not (patch or "").strip():
         return ProOutcome(instance.instance_id, False, "empty_patch", "the prediction has no patch", str(log_dir))
     scripts = scripts_dir_for(instance.instance_id, pro_repo)

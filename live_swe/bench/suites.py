@@ -3,7 +3,7 @@
 Suite specs (``load_suite``)::
 
     swebench-verified | swebench-lite       Hugging Face (``datasets``) when online, else the offline
-                                            copies in shared/data/swebench/ (or $LIVE_SWE_SWEBENCH_DATA)
+                                            copies in the folder $LIVE_SWE_SWEBENCH_DATA names
     swebench-verified:PATH | swebench-lite:PATH | PATH.parquet | PATH.jsonl | PATH.json
                                             a local file of SWE-bench 5.x rows (Pro rows are detected)
     swebench-pro | swebench-pro:PATH        ScaleAI/SWE-bench_Pro, or a local jsonl of Pro rows
@@ -118,6 +118,15 @@ class Suite:
         return chosen
 
 
+    def select_some(self, instances=None, filter=None, slice=None) -> list[Instance]:  # noqa: A002
+        """``select``, refusing a selection that matches nothing."""
+        chosen = self.select(instances=instances, filter=filter, slice=slice)
+        if not chosen:
+            raise SuiteError(f"{self.name}: the selection matches no instance (of {len(self)}); "
+                             "check --instances / --filter / --slice")
+        return chosen
+
+
 def _id_list(value: list[str] | str) -> list[str]:
     """Ids from a list, or a comma/space separated string (the CLI passes either)."""
     items = [value] if isinstance(value, str) else list(value)
@@ -136,9 +145,12 @@ def parse_slice(text: str) -> slice:
         if len(parts) > 3:
             raise ValueError
         numbers = [int(p) if p.strip() else None for p in parts]
-        return slice(*numbers)
     except ValueError:
         raise SuiteError(f"--slice {text!r} is not a slice; write START:STOP such as 0:10, 10: or :5") from None
+    if len(numbers) == 3 and numbers[2] is not None and numbers[2] < 1:
+        raise SuiteError(f"--slice {text!r}: the step must be 1 or more (the selection stays in suite order); "
+                         "write START:STOP or START:STOP:STEP, such as 0:10:2")
+    return slice(*numbers)
 
 
 # -- the first prompt ------------------------------------------------------------------------------
@@ -348,16 +360,9 @@ def _check_unique(instances: list[Instance], where: str) -> None:
 
 
 def find_swebench_data() -> Path | None:
-    """The folder of offline SWE-bench copies: $LIVE_SWE_SWEBENCH_DATA, or shared/data/swebench above."""
+    """The folder of offline SWE-bench copies ($LIVE_SWE_SWEBENCH_DATA), if one is named."""
     override = os.environ.get(DATA_ENV)
-    if override:
-        return Path(override).expanduser()
-    here = Path(__file__).resolve()
-    for parent in [Path.cwd().resolve(), *Path.cwd().resolve().parents, *here.parents]:
-        candidate = parent / "shared" / "data" / "swebench"
-        if candidate.is_dir():
-            return candidate
-    return None
+    return Path(override).expanduser() if override else None
 
 
 def _online(host: str = "huggingface.co") -> bool:
@@ -395,7 +400,7 @@ def _load_swebench(name: str) -> Suite:
     path = folder / filename if folder else None
     if path is None or not path.is_file():
         raise SuiteError(
-            f"{name}: {problem} and no local copy found ({filename} under ${DATA_ENV} or shared/data/swebench/); "
+            f"{name}: {problem} and no local copy found ({filename} in the folder ${DATA_ENV} names); "
             f"pass a local file instead: {name}:PATH.parquet"
         )
     return Suite(name, "swebench", _rows_to_instances(read_rows(path), str(path), pro=False), source=str(path))

@@ -18,6 +18,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
                   rich_markup_mode=None)
 
 SUITE_HELP = "swebench-verified | swebench-lite | swebench-pro[:PATH] | local:NAME | PATH.{parquet,jsonl,json}"
+TEMPLATE_HELP = ("Your own image names, e.g. 'sweb.eval.x86_64.{instance_id}:latest' ({hub_id}: '__' as '_1776_'); "
+                 "default: the row's image, then the official and the locally built swebench names.")
 
 
 @app.command("run")
@@ -32,16 +34,36 @@ def run(
     slice: str = typer.Option(None, "--slice", help="A:B of the selection, in suite order."),  # noqa: A002
     scaffold: str = typer.Option("seed", "--scaffold", help="Scaffold: seed | session:ID | path:DIR | archive:NODE."),
     redo: bool = typer.Option(False, "--redo", help="Run instances already in preds.jsonl again."),
+    step_limit: int = typer.Option(None, "--step-limit", min=1, help="Steps per instance."),
+    cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="USD per instance (0: no limit)."),
+    wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="Seconds per instance."),
+    command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds per command."),
+    total_cost_limit: float = typer.Option(None, "--total-cost-limit",
+                                           help="USD for the whole batch (this folder's runs): no instance starts once spent."),
+    image_template: str = typer.Option(None, "--image-template", help=TEMPLATE_HELP),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help="Run the instances whose image is present, "
+                                      "record the others as failed (default: stop before anything runs)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
-    """Run the agent on a suite, one container per instance; resumable."""
+    """Run the agent on a suite, one container per instance; resumable. Budgets per instance:
+    these options > LIVE_SWE_* variables > config.yaml `limits` > defaults."""
     from live_swe.bench.batch import run_batch
+    from live_swe.config import load_settings
 
+    settings = load_settings({
+        "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
+        "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
+    })
     summary = run_batch(suite, model=model, out=out, workers=workers, instances=instances, filter=filter,
-                        slice=slice, scaffold=scaffold, redo=redo, show_progress=not no_progress)
+                        slice=slice, scaffold=scaffold, redo=redo, limits=settings.limits,
+                        total_cost_limit=total_cost_limit, image_template=image_template, skip_missing=skip_missing,
+                        show_progress=not no_progress)
     print(f"{summary.suite}: {summary.total} selected, {summary.skipped} already done, {summary.done} finished "
           f"({summary.submitted} submitted), {summary.failed} failed, cost ${summary.cost:.4f}, "
           f"{summary.elapsed:.1f} s -> {summary.out}/preds.jsonl")
+    if summary.stopped:
+        print(f"stopped: {summary.stopped}; {summary.not_started} instance(s) not started "
+              "(rerun with a higher --total-cost-limit to go on)")
     if summary.interrupted:
         raise typer.Exit(130)
 
@@ -56,25 +78,32 @@ def eval_(
     suite: str = typer.Option(None, "--suite", help="The suite the batch ran, when DIR has no batch.json."),
     gold: str = typer.Option(None, "--gold", help="Evaluate this suite's gold patches instead (with --out DIR)."),
     out: Path = typer.Option(None, "--out", "-o", help="Where --gold writes report.json and logs."),
-    instances: str = typer.Option(None, "--instances", help="With --gold: only these instance ids."),
+    instances: str = typer.Option(None, "--instances", help="Only these instance ids (comma or space separated)."),
+    filter: str = typer.Option(None, "--filter", help="Regular expression on instance ids."),  # noqa: A002
+    slice: str = typer.Option(None, "--slice", help="A:B of the selection, in suite order."),  # noqa: A002
+    image_template: str = typer.Option(None, "--image-template", help=TEMPLATE_HELP + " (DIR: the batch's own)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Instances evaluated at the same time."),
     timeout: int = typer.Option(1800, "--timeout", help="Seconds allowed for one instance's tests."),
 ) -> None:
-    """Grade predictions in Docker (official swebench harness; Pro run scripts); writes DIR/report.json."""
-    from live_swe.bench.evaluate import evaluate_batch, evaluate_gold
+    """Grade predictions in Docker (official swebench harness; Pro run scripts); writes DIR/report.json
+    and the harness's own run report next to it. Instances whose image is missing are listed, not graded."""
+    from live_swe.bench.evaluate import REPORT_FILE, evaluate_batch, evaluate_gold
 
+    selection = {"instances": instances, "filter": filter, "slice": slice, "image_template": image_template}
     if gold:
         if directory is not None or out is None:
             fail("--gold SUITE takes no DIR argument but needs --out DIR")
         report = evaluate_gold(gold, out, run_id=run_id, pro_repo=pro_repo, workers=workers, timeout=timeout,
-                               instances=instances)
-        written = Path(out).resolve() / "report.json"
+                               **selection)
+        written = Path(out).resolve() / REPORT_FILE
     else:
         if directory is None:
             fail("give a batch directory (live-swe bench eval DIR) or --gold SUITE --out DIR")
         report = evaluate_batch(directory, suite_spec=suite, run_id=run_id, pro_repo=pro_repo, workers=workers,
-                                timeout=timeout)
-        written = Path(directory).resolve() / "report.json"
+                                timeout=timeout, **selection)
+        written = Path(directory).resolve() / REPORT_FILE
+    for line in report.missing_images:
+        print(f"missing image: {line}", file=sys.stderr)
     if as_json:
         print(json.dumps(report.summary()))
         return
@@ -83,12 +112,18 @@ def eval_(
         print(f"  {mark} {outcome.instance_id}  {outcome.detail}")
     print(report.text())
     print(f"report: {written}")
+    if report.harness_report:
+        print(f"official report: {report.harness_report}")
 
 
 @app.command("images")
 @friendly
 def images(
     suite: str = typer.Argument(..., help=SUITE_HELP),
+    instances: str = typer.Option(None, "--instances", help="Instance ids, comma or space separated."),
+    filter: str = typer.Option(None, "--filter", help="Regular expression on instance ids."),  # noqa: A002
+    slice: str = typer.Option(None, "--slice", help="A:B of the selection, in suite order."),  # noqa: A002
+    image_template: str = typer.Option(None, "--image-template", help=TEMPLATE_HELP),
     check: bool = typer.Option(False, "--check", help="Exit 1 when any image is missing."),
     build: bool = typer.Option(False, "--build", help="Build the missing images of a local suite."),
     rebuild: bool = typer.Option(False, "--rebuild", help="With --build: build all of them again."),
@@ -102,8 +137,9 @@ def images(
     from live_swe.bench.suites import load_suite
 
     loaded = load_suite(suite)
+    selected = loaded.select_some(instances=instances, filter=filter, slice=slice)
     client = docker_client()
-    statuses = image_statuses(loaded, client)
+    statuses = image_statuses(loaded, client, selected, template=image_template)
     if build:
         wanted = [s.image for s in statuses if rebuild or not s.present]
         if wanted:
@@ -113,13 +149,13 @@ def images(
                 print(f"building {image} ...", file=sys.stderr)
                 build_images(loaded, client, [image], base=base or DEFAULT_BASE, on_line=on_line)
             print(f"built {len(wanted)} image(s) in {time.monotonic() - started:.1f} s", file=sys.stderr)
-            statuses = image_statuses(loaded, client)
+            statuses = image_statuses(loaded, client, selected, template=image_template)
     missing = [s for s in statuses if not s.present]
     for status in statuses:
         state = "present" if status.present else "MISSING"
         print(f"{state:<8} {status.image}  ({len(status.instance_ids)} instance(s))")
     print(f"{len(statuses) - len(missing)} of {len(statuses)} image(s) present for {loaded.name}")
     for status in missing:
-        print(f"missing: {status.image}: {how_to_get(loaded, status.image)}", file=sys.stderr)
+        print(f"missing: {status.image}: {how_to_get(loaded, status.image, status)}", file=sys.stderr)
     if check and missing:
         raise typer.Exit(1)

@@ -2,7 +2,8 @@
 
 A single ``docker exec`` runs the command driver of :mod:`live_swe.environments._channel`, whose
 stdin/stdout are the attached, hijacked HTTP socket. Each command is one request frame; the driver
-runs it in a fresh ``bash -c`` in its own process group and frames the merged stdout+stderr. This
+runs it in a fresh login shell (``bash -lc``, see ``login_shell``) in its own process group and
+frames the merged stdout+stderr. This
 replaces a ``docker exec`` round trip per command (~100 ms) with a write and a read on an open
 socket. On timeout the host signals the driver (SIGUSR1) through a side exec; the driver kills the
 command's process group and closes the frame, so the channel and the container survive.
@@ -23,10 +24,21 @@ from live_swe.environments._channel import (
     driver_arguments,
 )
 
-SHELL = ("bash", "-c")  # how the driver runs each command
+# How the driver runs each command: a login shell, as ``docker exec CONTAINER bash -lc CMD`` and
+# mini-swe-agent do, so the image's /etc/profile and ~/.profile -> ~/.bashrc apply (the official
+# SWE-bench images activate their conda ``testbed`` env there). The scaffold's tools folder ($1)
+# goes first on PATH after the profile (Debian's /etc/profile resets PATH); the command is $2.
+LOGIN_WRAPPER = 'case ":$PATH:" in *":$1:"*) ;; *) [ -z "$1" ] || PATH="$1:$PATH" ;; esac; eval "set --; $2"'
+
+
+def login_shell(tools_dir: str = "") -> tuple[str, ...]:
+    return ("bash", "-lc", LOGIN_WRAPPER, "bash", tools_dir)
+
+
+SHELL = login_shell()
 _HEADER = struct.Struct(">BxxxL")  # docker's multiplexed stream: kind, 3 pad bytes, length
 
-__all__ = ["Channel", "ChannelLost", "ExecSocket", "RunResult", "SHELL"]
+__all__ = ["Channel", "ChannelLost", "ExecSocket", "RunResult", "SHELL", "login_shell"]
 
 
 class ExecSocket:
@@ -105,9 +117,9 @@ class ExecSocket:
 class Channel(FramedChannel):
     """The driver process and its socket. Not thread-safe: one command at a time."""
 
-    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int,
-                 shell: tuple[str, ...] = SHELL):
+    def __init__(self, api: Any, container_id: str, repo_dir: str, *, output_cap: int, tools_dir: str = ""):
         super().__init__(output_cap=output_cap)
+        shell = login_shell(tools_dir)
         self._exec = ExecSocket(api, container_id,
                                 ["bash", "-c", DRIVER, *driver_arguments(repo_dir, sweep=False, shell=shell)])
         try:

@@ -88,6 +88,11 @@ def _registry_reachable(image: str) -> tuple[bool, str]:
         return False, host
 
 
+def registry_reachable(image: str) -> bool:
+    """Whether the registry ``image`` would be pulled from answers (a quick TCP probe)."""
+    return _registry_reachable(image)[0]
+
+
 def _missing_image(image: str, why: str) -> EnvironmentError_:
     return EnvironmentError_(
         f"Docker image {image!r} is not on this machine ({why}). Get it with `docker pull {image}`, "

@@ -59,6 +59,7 @@ class DockerEnvironment(ChannelCommands):
             host_owner = (os.getuid(), os.getgid())
         self._host_owner = host_owner if self.scaffold_dir else None
         self.container_id = ""
+        self._tools_dir = posixpath.join(self.scaffold_dir, tools_subdir) if self.scaffold_dir else ""
         self._channel: Channel | None = None
         self._keeper = None
         self._owner: tuple[int, int] | None = None
@@ -67,7 +68,7 @@ class DockerEnvironment(ChannelCommands):
         info = engine.ensure_image(self._client, image, pull=pull)
         self.container_name = container_name or f"live-swe-{secrets.token_hex(6)}"
         try:
-            self._start(info, scaffold_host_dir, labels or {}, env or {}, tools_subdir)
+            self._start(info, scaffold_host_dir, labels or {}, env or {})
             if copy_repo_from is not None:
                 self._copy_repo(Path(copy_repo_from))
         except BaseException:
@@ -76,7 +77,7 @@ class DockerEnvironment(ChannelCommands):
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def _start(self, info: dict, scaffold_host: Path | None, labels: dict, env: dict, tools: str) -> None:
+    def _start(self, info: dict, scaffold_host: Path | None, labels: dict, env: dict) -> None:
         docker = engine.import_docker()
         image_env = dict(e.split("=", 1) for e in (info.get("Config") or {}).get("Env") or [] if "=" in e)
         environment = {"PAGER": "cat", "GIT_PAGER": "cat", **_scrub(env)}
@@ -87,7 +88,7 @@ class DockerEnvironment(ChannelCommands):
             binds[str(host)] = {"bind": self.scaffold_dir, "mode": "rw"}
             environment["LIVE_SWE_SCAFFOLD"] = self.scaffold_dir
             base_path = environment.get("PATH") or image_env.get("PATH") or _DEFAULT_PATH
-            environment["PATH"] = f"{posixpath.join(self.scaffold_dir, tools)}:{base_path}"
+            environment["PATH"] = f"{self._tools_dir}:{base_path}"
         all_labels = {engine.LABEL: "1", "live-swe.pid": str(os.getpid()), **{k: str(v) for k, v in labels.items()}}
         try:
             created = self._api.create_container(
@@ -115,7 +116,8 @@ class DockerEnvironment(ChannelCommands):
     def _open_channel(self) -> Channel:
         docker = engine.import_docker()
         try:
-            return Channel(self._api, self.container_id, self.repo_dir, output_cap=OUTPUT_CAP_BYTES)
+            return Channel(self._api, self.container_id, self.repo_dir, output_cap=OUTPUT_CAP_BYTES,
+                           tools_dir=self._tools_dir)
         except ChannelLost as exc:
             raise EnvironmentError_(
                 f"could not open a shell in the container from {self.image!r}: {exc}. "

@@ -31,7 +31,7 @@ from live_swe.scaffolding.scaffold import PROMPTS_DIR, Scaffold, ScaffoldError, 
 MAX_RENDERED_CHARS = 200_000
 
 # The variables every role gets from the loop (Agent._context), and what each role adds.
-_BASE_KEYS = ("repo_dir", "scaffold_dir", "action_format", "command_timeout", "tools", "step")
+_BASE_KEYS = ("repo_dir", "scaffold_dir", "action_format", "command_timeout", "tools", "step", "model")
 _ROLE_KEYS = {
     "system": (),
     "instance": ("task", "repo_map"),
@@ -98,6 +98,7 @@ def role_contexts(role: str) -> list[dict[str, Any]]:
     variant = dict(sample)
     variant.update(
         action_format="tool_call" if sample["action_format"] == "text" else "text",
+        model="local/qwen2.5-coder-0.5b",
         tools=[],
         repo_map="",
         truncated=True,

@@ -330,7 +330,9 @@ class GatedScaffold:
             else:
                 accepted.append(rel)
                 tool_events.append({"t": "tool", "kind": "registered", "step": step, "name": name, "why": ""})
-                self._notes.append(f"Scaffold: tool `{name}` registered; it is listed in your system prompt from the next step.")
+                header = read_tool_header(self.root / rel) or {}
+                self._notes.append(f"Scaffold: tool `{name}` registered: {header.get('description', '')} "
+                                   f"(usage: `{header.get('usage', name)}`). It is on your PATH from now on.")
 
         if scaffold_paths:
             try:

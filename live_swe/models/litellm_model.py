@@ -45,9 +45,13 @@ class LitellmModel:
     def _is_anthropic(self) -> bool:
         return "anthropic" in self.name or "claude" in self.name
 
+    def prepare(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages as sent to the provider (for Anthropic: with the prompt-cache breakpoints)."""
+        return _cache_control(messages) if self._is_anthropic() else messages
+
     def query(self, messages, *, tools=None, on_token: TokenSink | None = None) -> Reply:
         litellm = _litellm()
-        payload = _cache_control(messages) if self._is_anthropic() else messages
+        payload = self.prepare(messages)
         retryable = (
             litellm.RateLimitError,
             litellm.InternalServerError,

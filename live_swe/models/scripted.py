@@ -1,7 +1,8 @@
 """``scripted:PATH``: a YAML or JSON list of raw assistant replies, returned in order.
 
-Each entry is a reply string, or ``{content, tool_calls}`` where each tool call is
-``{name, arguments}`` (arguments as an object or JSON text) with an optional ``id``.
+Each entry is a reply string, or ``{content, tool_calls, cost}`` where each tool call is
+``{name, arguments}`` (arguments as an object or JSON text) with an optional ``id``, and ``cost``
+is what the reply is billed in USD (as a priced provider would report it; default 0).
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ def _tool_call(raw: Any, index: int, where: str) -> ToolCall:
 def reply_from_entry(entry: Any, where: str) -> Reply:
     if isinstance(entry, str):
         return Reply(content=entry)
-    if isinstance(entry, dict) and set(entry) <= {"content", "tool_calls"}:
+    if isinstance(entry, dict) and set(entry) <= {"content", "tool_calls", "cost"}:
         calls = tuple(_tool_call(c, i, where) for i, c in enumerate(entry.get("tool_calls") or []))
-        return Reply(content=str(entry.get("content") or ""), tool_calls=calls)
-    raise ModelError(f"{where}: an entry must be a reply string or an object with `content` / `tool_calls`")
+        cost = entry.get("cost", 0)
+        if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost < 0:
+            raise ModelError(f"{where}: `cost` must be a number of USD, 0 or more")
+        return Reply(content=str(entry.get("content") or ""), tool_calls=calls, cost=float(cost))
+    raise ModelError(f"{where}: an entry must be a reply string or an object with `content` / `tool_calls` / `cost`")
 
 
 def load_script(path: Path) -> list[Reply]:

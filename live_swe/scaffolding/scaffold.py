@@ -165,6 +165,7 @@ def sample_context() -> dict[str, Any]:
         "command_timeout": 60,
         "tools": [{"name": "find-def", "description": "Find a definition", "usage": "find-def NAME"}],
         "step": 3,
+        "model": "anthropic/claude-sonnet-4-5",
         "output": {"text": "ok", "returncode": 0, "timed_out": False, "head": "ok", "tail": "", "elided_chars": 0},
         "truncated": False,
         "reflection": "",
