@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from live_swe.grading.grade import Grade, grade
@@ -34,3 +35,19 @@ def open_session_dir(directory: str | Path) -> Session:
     """A session folder anywhere (a batch's ``sessions/<id>``), not only under ``$LIVE_SWE_HOME``."""
     directory = Path(directory)
     return SessionStore(directory.parent).open(directory.name)
+
+
+def grade_session_dir(directory: str | Path) -> Grade | None:
+    """The analysers' grade of a session folder; None when it cannot be read (a partial record)."""
+    from live_swe.session.store import SessionError
+
+    try:
+        return grade_session(open_session_dir(directory))
+    except (SessionError, OSError):
+        return None
+
+
+def grade_session_dirs(directories: Iterable[str | Path]) -> list[Grade]:
+    """The analysers' grades of the readable session folders among ``directories``."""
+    grades = (grade_session_dir(d) for d in directories if d)
+    return [g for g in grades if g is not None]
