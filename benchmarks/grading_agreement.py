@@ -47,7 +47,8 @@ def main() -> int:
     figures = agreement(items, findings).to_json()
     figures.update({"trajectories": len(items), "run_seconds": round(ran, 1), "workdir": str(workdir)})
     if args.judge:
-        from judge_agreement import judge_figures  # noqa: I001 - a sibling script
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from judge_agreement import judge_figures  # a sibling script
 
         figures["judge"] = judge_figures(items, trajectories, findings, args.judge, args.limit)
     if args.json:
@@ -68,6 +69,14 @@ def main() -> int:
         print(f"  miss: {line}")
     for line in figures["alarms"]:
         print(f"  false alarm: {line}")
+    judge = figures.get("judge")
+    if judge:
+        print(f"\njudge {judge['model']} on {judge['trajectories']} trajectories ({judge['metric_verdicts']} metric "
+              f"verdicts, {judge['calls']} calls, median {judge['median_seconds_per_trajectory']:.0f} s per trajectory):")
+        print(f"  replies read: {judge['parsed']} of {judge['metric_verdicts']}")
+        print(f"  injected errors whose metric scored below 3: {judge['detected']} of {judge['labels']} "
+              f"(analysers: {judge['analysers_detected']}); naming a labelled step: {judge['localised']}")
+        print(f"  clean trajectories, verdicts below 3: {judge['clean_alarms']} of {judge['clean_verdicts']}")
     return 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
+from functools import lru_cache
 
 from live_swe.grading.commands import normalise_path, normalised_pattern
 from live_swe.grading.metrics import (
@@ -343,24 +344,51 @@ def _step_kinds(step: Step) -> set[str]:
     return kinds
 
 
-def known_text(trajectory: Trajectory) -> dict[str, str]:
-    """What the trajectory showed of each file: printed whole, written by a command, or grep lines."""
-    known: dict[str, list[str]] = defaultdict(list)
-    for step in trajectory.acted():
-        facts = step.facts
-        for path in facts.whole_reads:
-            known[path].append(step.output)
-        for path in facts.creates:
-            known[path].append(step.command)
-        for match in _GREP_LINE.finditer(step.output):
-            known[normalise_path(match.group(1))].append(step.output[match.start(): step.output.find("\n", match.end())])
-    return {path: "\n".join(parts) for path, parts in known.items()}
+class _Known:
+    """What the trajectory showed of each file (printed whole, written by a command, grep lines), with
+    the answers to "does this file mention / define that name" kept, so each is worked out once."""
+
+    def __init__(self, trajectory: Trajectory):
+        texts: dict[str, dict[str, None]] = defaultdict(dict)  # path -> distinct texts, in order
+        for step in trajectory.acted():
+            facts = step.facts
+            for path in facts.whole_reads:
+                texts[path][step.output] = None
+            for path in facts.creates:
+                texts[path][step.command] = None
+            for match in _GREP_LINE.finditer(step.output):
+                end = step.output.find("\n", match.end())
+                texts[normalise_path(match.group(1))][step.output[match.start(): end if end >= 0 else None]] = None
+        self.texts = {path: "\n".join(parts) for path, parts in texts.items()}
+        self._answers: dict[tuple[str, str, bool], bool] = {}
+        self._files = "\n".join(self.texts.values())
+        self._seen: dict[str, bool] = {}
+
+    def seen(self, name: str) -> bool:
+        """Whether a step can be tied to ``name``: a path always can; a name (a function) only when a
+        file the trajectory showed, or a command, holds it. Otherwise the anchor cannot be checked."""
+        if "/" in name or "." in name:
+            return True
+        if name not in self._seen:
+            self._seen[name] = name in self._files
+        return self._seen[name]
+
+    def has(self, path: str, name: str, definition: bool) -> bool:
+        key = (path, name, definition)
+        if key not in self._answers:
+            text = self.texts.get(path, "")
+            if definition:
+                found = re.search(_DEFINITION.format(name=re.escape(name)), text, re.MULTILINE) is not None
+            else:
+                found = name in text
+            self._answers[key] = found
+        return self._answers[key]
 
 
 _DEFINITION = "(?:def|class|function|fn|func)\\s+{name}\\b|^\\s*{name}\\s*="
 
 
-def _anchored(anchor: str, step: Step, known: dict[str, str]) -> bool:
+def _anchored(anchor: str, step: Step, known: _Known) -> bool:
     """Whether the step concerns ``anchor`` (a path or a name): it names it, touches that file, runs
     or edits a file that mentions it, or looks at a file that defines it."""
     command = step.command or ""
@@ -371,32 +399,32 @@ def _anchored(anchor: str, step: Step, known: dict[str, str]) -> bool:
     worked = facts.changes | facts.targets
     if any(_same_path(anchor, path) or anchor.startswith(path + "/") for path in looked | worked):
         return True  # `pytest tests/` runs tests/test_x.py
-    if any(anchor in known.get(path, "") for path in worked):
-        return True
-    definition = re.compile(_DEFINITION.format(name=re.escape(anchor)), re.MULTILINE)
-    return any(definition.search(known.get(path, "")) for path in looked)
+    return (any(known.has(path, anchor, definition=False) for path in worked)
+            or any(known.has(path, anchor, definition=True) for path in looked))
 
 
-def _leading_verbs(item: str) -> set[str]:
+@lru_cache(maxsize=1024)
+def _leading_verbs(item: str) -> frozenset[str]:
     """The kinds of action the item's first verb names (``check`` is both looking and running)."""
     found = [(match.start(), kind) for kind, pattern in _VERBS.items() for match in [pattern.search(item)] if match]
     first = min((start for start, _kind in found), default=None)
-    return {kind for start, kind in found if start == first}
+    return frozenset(kind for start, kind in found if start == first)
 
 
-def _anchors(item: str) -> list[str]:
-    return [a for group in _ANCHOR.findall(item) for a in group if a]
+@lru_cache(maxsize=1024)
+def _anchors(item: str) -> tuple[str, ...]:
+    return tuple(a for group in _ANCHOR.findall(item) for a in group if a)
 
 
-def _vague(item: str) -> bool:
-    """No action word and nothing named: whether it was carried out cannot be told."""
-    return not _leading_verbs(item) and not _anchors(item)
+def _vague(item: str, known: _Known) -> bool:
+    """No action word and nothing the trajectory shows named: whether it was carried out cannot be told."""
+    return not _leading_verbs(item) and not any(known.seen(a) for a in _anchors(item))
 
 
-def _acts_on(item: str, step: Step, known: dict[str, str]) -> bool:
+def _acts_on(item: str, step: Step, known: _Known) -> bool:
     """Whether ``step`` carries out plan ``item`` (its kind of action, on what it names)."""
     verbs = _leading_verbs(item)
-    anchors = _anchors(item)
+    anchors = [a for a in _anchors(item) if known.seen(a)]
     if not verbs & _step_kinds(step) and (verbs or not {"edit", "run"} & _step_kinds(step)):
         return False
     return not anchors or any(_anchored(a, step, known) for a in anchors)
@@ -419,13 +447,13 @@ def plan_quality(trajectory: Trajectory) -> list[Finding]:
     return findings
 
 
-def _follow(plan: Plan, window: list[Step], known: dict[str, str]) -> dict[int, list[int]]:
+def _follow(plan: Plan, window: list[Step], known: _Known) -> dict[int, list[int]]:
     """Plan item index -> the steps that carried it out, in the plan's order: an item counts as done
     by steps from the first step of the item done before it on (a vague item counts as done)."""
     done: dict[int, list[int]] = {}
     since = plan.step
     for index, item in enumerate(plan.items):
-        if _vague(item):
+        if _vague(item, known):
             done[index] = [since]
             continue
         steps = [step.id for step in window if step.id >= since and _acts_on(item, step, known)]
@@ -438,7 +466,7 @@ def _follow(plan: Plan, window: list[Step], known: dict[str, str]) -> dict[int, 
 def plan_adherence(trajectory: Trajectory) -> list[Finding]:
     """A plan left for other work without a new PLAN, plan items skipped, a new PLAN without a reason."""
     plans, findings = trajectory.plans, []
-    acted, known = trajectory.acted(), known_text(trajectory)
+    acted, known = trajectory.acted(), _Known(trajectory)
     for number, plan in enumerate(plans):
         following = plans[number + 1] if number + 1 < len(plans) else None
         if following is not None:

@@ -22,6 +22,9 @@ _NOT_FILES = ("/dev/", "-", "&")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _WRITE_IN_CODE = re.compile(r"""open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wa]|Path\(\s*['"]([^'"]+)['"]\s*\)\.write_""")
 _SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+_REDIRECT = re.compile(r"^(\d*|&)(>>?|<)(.*)$")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_DURATION = re.compile(r"^\d+[smh]?$")
 
 
 @dataclass
@@ -124,7 +127,7 @@ def _redirect_targets(words: list[str]) -> tuple[list[str], list[str]]:
     kept, targets, index = [], [], 0
     while index < len(words):
         word = words[index]
-        match = re.match(r"^(\d*|&)(>>?|<)(.*)$", word)
+        match = _REDIRECT.match(word)
         if match:
             target = match.group(3)
             if not target and index + 1 < len(words):
@@ -144,13 +147,13 @@ def _program(words: list[str]) -> tuple[str, list[str]]:
     index = 0
     while index < len(words):
         word = words[index]
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+        if _ASSIGNMENT.match(word):
             index += 1
             continue
         name = word.rsplit("/", 1)[-1]
         if name in _WRAPPERS:
             index += 1
-            while index < len(words) and (words[index].startswith("-") or re.match(r"^\d+[smh]?$", words[index])):
+            while index < len(words) and (words[index].startswith("-") or _DURATION.match(words[index])):
                 index += 1
             continue
         return name, words[index + 1:]
