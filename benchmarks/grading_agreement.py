@@ -45,6 +45,8 @@ def main() -> int:
     trajectories = {item.id: load_trajectory(store.open(sessions[item.id])) for item in items}
     findings = {item_id: analyse(t) for item_id, t in trajectories.items()}
     figures = agreement(items, findings).to_json()
+    figures["splits"] = {split: agreement([i for i in items if i.split == split], findings).to_json()
+                         for split in sorted({i.split for i in items})}
     figures.update({"trajectories": len(items), "run_seconds": round(ran, 1), "workdir": str(workdir)})
     if args.judge:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -65,6 +67,10 @@ def main() -> int:
     print(f"false alarms: {figures['false_alarms']} of {figures['family_findings']} findings "
           f"(precision {figures['precision']:.2f}); clean trajectories flagged: "
           f"{figures['clean_flagged']} of {figures['clean_trajectories']}")
+    for split, part in figures["splits"].items():
+        print(f"  {split:<8} {part['labels']:>3} errors: detection {part['detection']:.2f}, localisation "
+              f"{part['localisation']:.2f}, precision {part['precision']:.2f}, clean flagged "
+              f"{part['clean_flagged']} of {part['clean_trajectories']}")
     for line in figures["misses"]:
         print(f"  miss: {line}")
     for line in figures["alarms"]:

@@ -189,9 +189,8 @@ def test_a_reply_with_a_plan_and_one_bash_block_is_one_action_and_no_plan_is_no_
     assert result.status == "submitted" and result.steps == 3
     assert not [e for e in events if e.get("t") == "format_error"]
     assert [e["command"] for e in events if e.get("t") == "step"][:2] == [READ, FIX]
-    # the seed scaffold asks for the plan in the first message, apart from the task
-    first = model.seen[0][1]["content"]
-    assert "Start your first reply with your plan" in first and "PLAN:" in first
+    # the seed scaffold asks for the plan in the system message, in a section of its own
+    assert "## Your plan" in model.seen[0][0]["content"] and "`PLAN: <why>`" in model.seen[0][0]["content"]
 
 
 # -- the pure parts: plans and commands -------------------------------------------------------------------

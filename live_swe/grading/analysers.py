@@ -254,8 +254,8 @@ _MISSING = (
 )
 _NEGATION = re.compile(r"\b(not|no|n't|missing|instead|absent|nonexistent|non-existent|doesn|isn|wasn|never|"
                        r"without|wrong|create|creating|new file)\b", re.IGNORECASE)
-_TESTS_PASS = re.compile(r"\b(?:all\s+)?(?:the\s+)?tests?\s+(?:now\s+)?(?:pass|passes|passed|are passing|succeed|"
-                         r"succeeded|are green)\b|\b(?:pass|passes|passing) now\b", re.IGNORECASE)
+_TESTS_PASS = re.compile(r"\btests?\b(?:[^.!?]|\.(?=\S)){0,60}?\b(?:pass|passes|passed|are passing|succeed|succeeded|are green)\b"
+                         r"|\b(?:pass|passes|passing) now\b", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(should|will|would|let's|let me|whether|if|make sure|ensure|verify|check|expect|"
                     r"hopefully|to see|might|could)\b|\?", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -21,6 +21,8 @@ _TEST_WORDS = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|nosetests|test|te
 _NOT_FILES = ("/dev/", "-", "&")
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _WRITE_IN_CODE = re.compile(r"""open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wa]|Path\(\s*['"]([^'"]+)['"]\s*\)\.write_""")
+_WRITES = re.compile(r"\.write_text\(|\.write_bytes\(|\.write\(|['\"][wa]\+?['\"]")
+_QUOTED_FILE = re.compile(r"""['"]([\w./-]+\.\w{1,5})['"]""")
 _SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 _REDIRECT = re.compile(r"^(\d*|&)(>>?|<)(.*)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -252,6 +254,10 @@ def _interpreter(facts: CommandFacts, program: str, args: list[str], bodies: lis
     for code in [text] + (bodies if (args[:1] == ["-"] or not args) else []):
         for match in _WRITE_IN_CODE.finditer(code):
             facts.creates.add(normalise_path(match.group(1) or match.group(2)))
+        if program.startswith("python") and _WRITES.search(code) and not _WRITE_IN_CODE.search(code):
+            # a script that writes through a variable (path = Path('m.py'); path.write_text(...)):
+            # the files it names are taken as edited
+            facts.edits.update(normalise_path(m) for m in _QUOTED_FILE.findall(code))
     if args[:1] != ["-c"]:
         facts.targets.update(normalise_path(a) for a in _operands(args) if _is_file_word(a) and ("/" in a or "." in a))
 

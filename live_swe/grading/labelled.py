@@ -49,6 +49,7 @@ class Item:
     task: str  # the local suite's instance id
     replies: list[str]
     labels: list[Label] = field(default_factory=list)
+    split: str = "dev"  # dev: used while the analysers were written; heldout: written after, never tuned on
 
 
 def default_path() -> Path:
@@ -108,7 +109,7 @@ def load_set(path: Path | None = None) -> list[Item]:
                 raise UserError(f"{where}: unknown label kind {label['kind']!r}; use one of {', '.join(FAMILIES)}")
             labels.append(Label(label["kind"], tuple(label["steps"]), bool(label.get("checkable", True)),
                                 str(label.get("note", ""))))
-        items.append(Item(str(raw["id"]), str(raw["task"]), replies, labels))
+        items.append(Item(str(raw["id"]), str(raw["task"]), replies, labels, str(raw.get("split", "dev"))))
     return items
 
 
