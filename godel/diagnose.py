@@ -19,7 +19,7 @@ from pathlib import Path
 from live_swe.grading.aggregate import aim, mean_scores
 from live_swe.grading.grade import Grade
 from live_swe.grading.metrics import LABELS, QUESTIONS, SHORT
-from live_swe.grading.report import SEVERITY, score_text
+from live_swe.grading.report import SEVERITY, score_text, steps_text
 from live_swe.grading.session import grade_session_dir
 
 MAX_TRAJECTORIES = 4
@@ -97,7 +97,7 @@ def describe_grade(grade: Grade) -> list[str]:
     worst = sorted(grade.findings, key=lambda f: (-f.severity, f.steps[0] if f.steps else 0))[:MAX_FINDINGS]
     if worst:
         lines.append("Where it went wrong:")
-        lines += [f"- steps {', '.join(map(str, f.steps))} [{SHORT[f.metric]} {f.kind}, {SEVERITY[f.severity]}]: "
+        lines += [f"- {steps_text(f.steps)} [{SHORT[f.metric]} {f.kind}, {SEVERITY[f.severity]}]: "
                   f"{_clip(f.evidence, 220)}" for f in worst]
     return lines
 

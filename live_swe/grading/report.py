@@ -16,13 +16,13 @@ def score_text(metric: MetricGrade) -> str:
     return "-" if metric.score is None else f"{metric.score}/{MAX_SCORE}"
 
 
-def _steps(steps) -> str:
+def steps_text(steps) -> str:
     steps = list(steps)
     return ("step " if len(steps) == 1 else "steps ") + ", ".join(str(s) for s in steps)
 
 
 def finding_text(finding: Finding) -> str:
-    return f"{_steps(finding.steps)}: {finding.evidence} [{finding.kind}, {SEVERITY.get(finding.severity, '?')}]"
+    return f"{steps_text(finding.steps)}: {finding.evidence} [{finding.kind}, {SEVERITY.get(finding.severity, '?')}]"
 
 
 def worst(findings: list[Finding]) -> Finding | None:
@@ -36,10 +36,10 @@ def metric_line(grade: Grade, metric: str) -> str:
     if result.score is None:
         return text + " — no PLAN was stated"
     if result.source == "judge" and result.judge is not None:
-        steps = f" ({_steps(result.judge.steps)})" if result.judge.steps else ""
+        steps = f" ({steps_text(result.judge.steps)})" if result.judge.steps else ""
         return text + (f" — judge: {result.judge.reasons}{steps}" if result.judge.reasons else " — judge")
     main = worst(grade.findings_for(metric))
-    return text + (f" — {_steps(main.steps)}: {main.evidence}" if main else "")
+    return text + (f" — {steps_text(main.steps)}: {main.evidence}" if main else "")
 
 
 def metric_lines(grade: Grade) -> list[str]:
@@ -63,7 +63,7 @@ def text_report(grade: Grade, title: str = "") -> str:
         if result.judge is not None:
             verdict = result.judge
             if verdict.status == "ok":
-                steps = f" [{_steps(verdict.steps)}]" if verdict.steps else ""
+                steps = f" [{steps_text(verdict.steps)}]" if verdict.steps else ""
                 lines.append(f"      judge: {verdict.reasons or '(no reasons given)'}{steps}")
             else:
                 lines.append(f"      judge {verdict.status}: {verdict.detail}; the analysers' score counts")
