@@ -130,6 +130,8 @@ def test_cli_grade_with_scripted_judge_replies_saves_the_grade(session_id, tmp_p
     # the judged grade is saved with the session, and is what `sessions show` reports
     shown = json.loads(cli("sessions", "show", session_id, "--json").stdout)
     assert shown["grade"]["judge"] == f"scripted:{judge}" and shown["grade"]["metrics"] == metrics
+    assert "grade: GPA 0.67  GF 2/3  LC 3/3  EE 1/3  PQ 3/3  PA 1/3  (judge scripted:" in \
+        cli("sessions", "show", session_id).stdout
     text = cli("grade", session_id, "--judge", f"scripted:{judge}")
     assert text.returncode == 0 and "judge: The fix is not checked. [step 3]" in text.stdout
     assert "judge error:" in text.stdout and "the analysers' score counts" in text.stdout

@@ -262,50 +262,77 @@ def _interpreter(facts: CommandFacts, program: str, args: list[str], bodies: lis
         facts.targets.update(normalise_path(a) for a in _operands(args) if _is_file_word(a) and ("/" in a or "." in a))
 
 
+def _files(args: list[str]) -> set[str]:
+    return {normalise_path(f) for f in _operands(args) if _is_file_word(f)}
+
+
+def _read_whole(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> None:
+    if not targets:  # `cat > FILE` writes, it does not read
+        facts.reads.update(_files(args))
+        facts.whole_reads.update(_files(args))
+
+
+def _read_part(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> None:
+    operands = _operands(args)[1:] if program == "awk" else _operands(args)
+    facts.reads.update(normalise_path(f) for f in operands if _looks_like_file(f))
+
+
+def _copy(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> None:
+    operands = _operands(args)
+    if len(operands) >= 2:
+        facts.creates.add(normalise_path(operands[-1]))
+        if program == "mv":
+            facts.edits.update(normalise_path(f) for f in operands[:-1])
+
+
+def _perl(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> bool:
+    if not any(a.startswith("-") and "i" in a for a in args):
+        return False  # not in place: a script run
+    facts.edits.update(normalise_path(f) for f in _operands(args)[1:] if _is_file_word(f))
+    return True
+
+
+def _echo(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> None:
+    facts.submits = facts.submits or any(_SUBMIT in a for a in args)
+
+
+def _listing(facts: CommandFacts, program: str, args: list[str], targets: list[str]) -> None:
+    facts.searches.append(f"{program} {' '.join(_operands(args))}".strip())
+
+
+_HANDLERS = {
+    "sed": lambda facts, program, args, targets: _sed(facts, args),
+    "cat": _read_whole, "less": _read_whole, "more": _read_whole, "nl": _read_whole, "bat": _read_whole,
+    "view": _read_whole,
+    "head": _read_part, "tail": _read_part, "awk": _read_part, "wc": _read_part, "od": _read_part, "xxd": _read_part,
+    "find": lambda facts, program, args, targets: _find(facts, args),
+    "ls": _listing, "tree": _listing, "locate": _listing, "fd": _listing,
+    **{name: (lambda facts, program, args, targets: _grep(facts, program, args))
+       for name in _SEARCHERS - {"find", "ls", "tree", "locate", "fd"}},
+    "git": lambda facts, program, args, targets: _git(facts, args),
+    "tee": lambda facts, program, args, targets: facts.edits.update(_files(args)),
+    "rm": lambda facts, program, args, targets: facts.edits.update(_files(args)),
+    "touch": lambda facts, program, args, targets: facts.creates.update(_files(args)),
+    "cp": _copy, "mv": _copy, "install": _copy, "ln": _copy,
+    "patch": lambda facts, program, args, targets: facts.edits.add(
+        normalise_path(_operands(args)[0]) if _operands(args) else "(patch)"),
+    "echo": _echo, "printf": _echo,
+}
+_HANDLERS["ed"] = _HANDLERS["ex"] = _HANDLERS["patch"]
+
+
 def _one(facts: CommandFacts, words: list[str], bodies: list[str]) -> None:
     words, targets = _redirect_targets(words)
     program, args = _program(words)
     for target in targets:
         if _is_file_word(target) and target not in ("/dev/null",):
             (facts.creates if program in ("cat", "echo", "printf", "") else facts.edits).add(normalise_path(target))
-    if program in ("sed",):
-        _sed(facts, args)
-    elif program == "perl" and any(a.startswith("-") and "i" in a for a in args):
-        facts.edits.update(normalise_path(f) for f in _operands(args)[1:] if _is_file_word(f))
-    elif program in ("cat", "less", "more", "nl", "bat", "view") and not targets:
-        files = {normalise_path(f) for f in _operands(args) if _is_file_word(f)}
-        facts.reads.update(files)
-        facts.whole_reads.update(files)
-    elif program in ("head", "tail", "awk", "wc", "od", "xxd"):
-        operands = _operands(args)
-        if program == "awk" and operands:
-            operands = operands[1:]
-        facts.reads.update(normalise_path(f) for f in operands if _looks_like_file(f))
-    elif program == "find":
-        _find(facts, args)
-    elif program in ("ls", "tree", "locate", "fd"):
-        facts.searches.append(f"{program} {' '.join(_operands(args))}".strip())
-    elif program in _SEARCHERS:
-        _grep(facts, program, args)
-    elif program == "git":
-        _git(facts, args)
-    elif program == "tee":
-        facts.edits.update(normalise_path(f) for f in _operands(args) if _is_file_word(f))
-    elif program == "touch":
-        facts.creates.update(normalise_path(f) for f in _operands(args) if _is_file_word(f))
-    elif program in ("cp", "mv", "install", "ln"):
-        operands = _operands(args)
-        if len(operands) >= 2:
-            facts.creates.add(normalise_path(operands[-1]))
-            if program == "mv":
-                facts.edits.update(normalise_path(f) for f in operands[:-1])
-    elif program in ("rm",):
-        facts.edits.update(normalise_path(f) for f in _operands(args) if _is_file_word(f))
-    elif program in ("patch", "ed", "ex"):
-        facts.edits.add(normalise_path(_operands(args)[0]) if _operands(args) else "(patch)")
-    elif program in ("echo", "printf") and any(_SUBMIT in a for a in args):
-        facts.submits = True
-    elif program in _RUNNERS or program.startswith("python") or words[:1] and words[0].startswith("./"):
+    if program == "perl" and _perl(facts, program, args, targets):
+        return
+    handler = _HANDLERS.get(program)
+    if handler is not None:
+        handler(facts, program, args, targets)
+    elif program in _RUNNERS or program.startswith("python") or (words[:1] and words[0].startswith("./")):
         _interpreter(facts, program, args, bodies)
 
 

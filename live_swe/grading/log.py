@@ -11,6 +11,7 @@ tags (head and tail when truncated), or the whole message when a scaffold's temp
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -36,8 +37,6 @@ def output_of(observation: str) -> tuple[str, bool]:
 
 
 def _tool_call_command(message: dict[str, Any]) -> str | None:
-    import json
-
     for call in message.get("tool_calls") or []:
         try:
             arguments = json.loads((call.get("function") or {}).get("arguments") or "{}")
