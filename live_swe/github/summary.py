@@ -2,8 +2,9 @@
 
 The body says what changed (diffstat), which tools the agent made and which scaffold changes it
 committed or had refused (from the session's ``tool`` / ``scaffold`` events, when there are any),
-the trajectory's grade (one line per metric), and the run's steps, cost and model. Text the agent wrote is flattened to one line and cannot
-@-mention anyone. Every string goes through ``redact`` before it leaves.
+the trajectory's grade (one line per metric), and the run's steps, cost and model. Text the agent
+wrote is flattened to one line and cannot @-mention anyone. Every string goes through ``redact``
+before it leaves.
 """
 
 from __future__ import annotations

@@ -209,8 +209,9 @@ def goal_checks(trajectory: Trajectory) -> list[Finding]:
     last_id = trajectory.steps[-1].id if trajectory.steps else 0
     submit = next((s for s in reversed(acted) if s.submitted), None)
     if not trajectory.submitted:
-        findings.append(Finding(GOAL_FULFILLMENT, "not_submitted", (last_id,),
-                                f"the run ended `{trajectory.status}` without a submission"
+        ended = (f"the run ended `{trajectory.status}` without a submission" if trajectory.status != "unknown"
+                 else "the run has not ended (still running, or killed): no submission")
+        findings.append(Finding(GOAL_FULFILLMENT, "not_submitted", (last_id,), ended
                                 + (f": {_clip(trajectory.exit_message)}" if trajectory.exit_message else ""), CRITICAL))
     elif not trajectory.patch.strip():
         findings.append(Finding(GOAL_FULFILLMENT, "empty_patch", (submit.id if submit else last_id,),
