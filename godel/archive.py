@@ -75,6 +75,7 @@ class Node(BaseModel):
     generation: int = 0
     results: dict[str, bool] = {}  # instance id -> resolved (selection split only)
     sessions: dict[str, str] = {}  # instance id -> session directory (for diagnosis)
+    gpa: dict[str, float | None] = {}  # metric -> mean normalised Goal-Plan-Action score over those sessions
     eval_cost: float = 0.0
     improve_cost: float = 0.0
     task: str = ""  # the self-improvement task that produced this node
@@ -87,6 +88,11 @@ class Node(BaseModel):
     @property
     def score(self) -> float | None:
         return self.resolved / len(self.results) if self.results else None
+
+    @property
+    def gpa_mean(self) -> float | None:
+        values = [v for v in self.gpa.values() if v is not None]
+        return round(sum(values) / len(values), 3) if values else None
 
     @property
     def cost(self) -> float:

@@ -4,6 +4,10 @@ Only what the agent itself saw and did is read: each failed session's event log 
 codes, timeouts, format errors, refused scaffold changes, how it ended) and its task text. Hidden
 tests, test patches and gold patches are never read (they are not in a session at all), and only
 sessions from the selection split are passed in by the evolve loop.
+
+Each failed trajectory is also graded (Goal–Plan–Action, ``live_swe.grading``: the deterministic
+analysers, no model call): its five scores and the findings with their steps and evidence go into
+the task, which names the metric to aim at, the weakest across the failures.
 """
 
 from __future__ import annotations
@@ -12,9 +16,16 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from live_swe.grading.aggregate import aim, mean_scores
+from live_swe.grading.grade import Grade
+from live_swe.grading.metrics import LABELS, QUESTIONS, SHORT
+from live_swe.grading.report import SEVERITY, score_text, steps_text
+from live_swe.grading.session import grade_session_dir
+
 MAX_TRAJECTORIES = 4
 LAST_COMMANDS = 6
 EXCERPT = 300
+MAX_FINDINGS = 5
 
 
 @dataclass
@@ -78,7 +89,20 @@ def read_trajectory(instance_id: str, session_dir: Path) -> Trajectory:
     return trajectory
 
 
-def describe(trajectory: Trajectory) -> str:
+def describe_grade(grade: Grade) -> list[str]:
+    """The grade's scores and its worst findings, with steps and evidence."""
+    scores = "  ".join(f"{SHORT[m]} {score_text(g)}" for m, g in grade.metrics.items())
+    lines = [f"Grade (0-3; GF goal fulfillment, LC logical consistency, EE execution efficiency, PQ plan quality, "
+             f"PA plan adherence): {scores}"]
+    worst = sorted(grade.findings, key=lambda f: (-f.severity, f.steps[0] if f.steps else 0))[:MAX_FINDINGS]
+    if worst:
+        lines.append("Where it went wrong:")
+        lines += [f"- {steps_text(f.steps)} [{SHORT[f.metric]} {f.kind}, {SEVERITY[f.severity]}]: "
+                  f"{_clip(f.evidence, 220)}" for f in worst]
+    return lines
+
+
+def describe(trajectory: Trajectory, grade: Grade | None = None) -> str:
     lines = [f"### {trajectory.instance_id}: ended `{trajectory.status}` after {trajectory.steps} steps"
              + (f" ({_clip(trajectory.exit_message, 160)})" if trajectory.exit_message else "")]
     if trajectory.task:
@@ -96,7 +120,20 @@ def describe(trajectory: Trajectory) -> str:
             lines.append(f"- [{code}] {_clip(command, 160)}")
     if trajectory.last_observation:
         lines.append(f"Last observation: {_clip(trajectory.last_observation)}")
+    if grade is not None:
+        lines += describe_grade(grade)
     return "\n".join(lines)
+
+
+def aim_text(grades: list[Grade]) -> str:
+    """Which metric the change should aim at: the weakest across the failed trajectories."""
+    means = mean_scores(grades)
+    target = aim(means)
+    if target is None:
+        return ""
+    table = ", ".join(f"{LABELS[m]} {v:.2f}" for m, v in means.items() if v is not None)
+    return (f"## Where to aim\nMean scores over the failed trajectories (0 worst, 1 best): {table}.\n"
+            f"Aim your change at {LABELS[target].lower()}: {QUESTIONS[target]}")
 
 
 TASK_HEADER = """\
@@ -114,12 +151,18 @@ Do not commit; edit the files, read them back to check them, then submit with
 """
 
 
-def improvement_task(parent_id: str, trajectories: list[Trajectory], *, solved: int, total: int) -> str:
-    """The task text given to the agent that makes a child of ``parent_id``."""
+def improvement_task(parent_id: str, trajectories: list[Trajectory], *, solved: int, total: int,
+                     grades: dict[str, Grade] | None = None) -> str:
+    """The task text given to the agent that makes a child of ``parent_id``; ``grades`` (by instance)
+    add each failure's scores and findings, and the metric to aim at."""
+    grades = grades or {}
     parts = [TASK_HEADER, f"The scaffold (archive node {parent_id}) resolved {solved} of {total} selection tasks."]
     if trajectories:
         parts.append("\n## Failed trajectories\n")
-        parts.extend(describe(t) + "\n" for t in trajectories[:MAX_TRAJECTORIES])
+        parts.extend(describe(t, grades.get(t.instance_id)) + "\n" for t in trajectories[:MAX_TRAJECTORIES])
+        target = aim_text([grades[t.instance_id] for t in trajectories if t.instance_id in grades])
+        if target:
+            parts.append(target)
     else:
         parts.append("\nIt failed none of them; look for a change that makes it faster or cheaper.")
     return "\n".join(parts).strip() + "\n"
@@ -130,5 +173,7 @@ def diagnose(parent_id: str, results: dict[str, bool], sessions: dict[str, str],
     """The self-improvement task for a parent: its failures on the selection split only."""
     failed = sorted(i for i, ok in results.items() if not ok and i in selection)
     trajectories = [read_trajectory(i, Path(sessions[i])) for i in failed if sessions.get(i)]
+    graded = {i: grade_session_dir(sessions[i]) for i in failed if sessions.get(i)}
     in_split = [i for i in results if i in selection]
-    return improvement_task(parent_id, trajectories, solved=sum(results[i] for i in in_split), total=len(in_split))
+    return improvement_task(parent_id, trajectories, solved=sum(results[i] for i in in_split), total=len(in_split),
+                            grades={i: g for i, g in graded.items() if g is not None})

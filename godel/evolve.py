@@ -30,6 +30,8 @@ from godel.gates import check_child, summarize
 from godel.improve import Improve
 from godel.selection import DGM, Candidate, select_parents
 from godel.staging import Stage, passes, split_instances, stage_instances
+from live_swe.grading.aggregate import mean_scores
+from live_swe.grading.session import grade_session_dirs
 
 PENDING, MADE, GATED, ACCEPTED, REJECTED, STOPPED = "pending", "made", "gated", "accepted", "rejected", "stopped"
 TERMINAL = (ACCEPTED, REJECTED, STOPPED)
@@ -209,6 +211,7 @@ class Evolver:
             origin=self.state.config.scaffold, run_key="root", generation=0,
             results={i: o.resolved for i, o in outcomes.items()},
             sessions={i: o.session_dir for i, o in outcomes.items() if o.session_dir},
+            gpa=node_gpa({i: o.session_dir for i, o in outcomes.items() if o.session_dir}),
             eval_cost=sum(o.cost for o in outcomes.values()), summary=f"root: {self.state.config.scaffold}",
         )
         self.state.root = node.id
@@ -330,7 +333,7 @@ class Evolver:
             self.child_dir(child) / "scaffold", parent=child.parent, run=self.state.run_id,
             suite=self.state.config.suite, origin=f"child of {child.parent}", run_key=child.id,
             generation=child.generation, results=dict(child.results), sessions=dict(child.sessions),
-            eval_cost=child.eval_cost, improve_cost=child.improve_cost,
+            gpa=node_gpa(child.sessions), eval_cost=child.eval_cost, improve_cost=child.improve_cost,
             task=(self.child_dir(child) / "task.md").read_text()[:20000],
             summary=_change_summary(self.child_dir(child)),
         )
@@ -340,6 +343,11 @@ class Evolver:
     def best(self) -> Node | None:
         nodes = [n for n in self.run_nodes() if n.score is not None]
         return max(nodes, key=lambda n: (n.score, -int(n.id[1:])), default=None)
+
+
+def node_gpa(sessions: dict[str, str]) -> dict[str, float | None]:
+    """Mean Goal-Plan-Action scores of a node's sessions (selection split only: nothing else is run)."""
+    return mean_scores(grade_session_dirs(sessions.values()))
 
 
 def _change_summary(workdir: Path) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from godel.archive import Node
 from live_swe.errors import UserError
+from live_swe.grading.metrics import METRICS, SHORT
 
 
 def _children(nodes: list[Node]) -> dict[str | None, list[Node]]:
@@ -19,10 +20,26 @@ def _children(nodes: list[Node]) -> dict[str | None, list[Node]]:
     return kids
 
 
+def gpa_text(node: Node) -> str:
+    """``gpa 0.72 [GF 1.00 LC 0.67 EE 0.50 PQ 0.67 PA 0.83]``, or empty when the node has none."""
+    if node.gpa_mean is None:
+        return ""
+    parts = " ".join(f"{SHORT[m]} {node.gpa[m]:.2f}" if node.gpa.get(m) is not None else f"{SHORT[m]} -"
+                     for m in METRICS)
+    return f"gpa {node.gpa_mean:.2f} [{parts}]"
+
+
 def _label(node: Node) -> str:
     score = f"{node.score:.2f} ({node.resolved}/{len(node.results)})" if node.score is not None else "unscored"
     note = node.summary or node.origin
-    return f"{node.id}  {score}  {note}".rstrip()
+    return "  ".join(part for part in (node.id, score, gpa_text(node), note) if part).rstrip()
+
+
+def node_value(node: Node, metric: str | None) -> float | None:
+    """What colours a node: its resolve rate, or with ``metric`` its mean score on that metric (``gpa``: all)."""
+    if metric is None:
+        return node.score
+    return node.gpa_mean if metric == "gpa" else node.gpa.get(metric)
 
 
 def text_tree(nodes: list[Node]) -> str:
@@ -79,7 +96,7 @@ def _colour(score: float | None) -> str:
     return f"#{red:02x}{green:02x}50"
 
 
-def svg(nodes: list[Node], title: str = "live-swe archive") -> str:
+def svg(nodes: list[Node], title: str = "live-swe archive", metric: str | None = None) -> str:
     placed = layout(nodes)
     if not placed:
         raise UserError("the archive is empty; nothing to plot (`live-swe evolve` adds nodes)")
@@ -99,17 +116,21 @@ def svg(nodes: list[Node], title: str = "live-swe archive") -> str:
     for p in placed:
         x, y = where[p.node.id]
         stroke = ' stroke="#1f4fbf" stroke-width="4"' if best is not None and p.node.id == best.id else ' stroke="#333"'
-        score = f"{p.node.score:.2f}" if p.node.score is not None else "-"
+        value = node_value(p.node, metric)
+        score = f"{value:.2f}" if value is not None else "-"
+        gpa = (f'<text x="{x:.0f}" y="{y + radius + 14:.0f}" font-size="10" text-anchor="middle" fill="#333">'
+               f'gpa {p.node.gpa_mean:.2f}</text>' if p.node.gpa_mean is not None and metric is None else "")
         parts.append(f'<g><title>{escape(_label(p.node))}</title>'
-                     f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{radius}" fill="{_colour(p.node.score)}"{stroke}/>'
+                     f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{radius}" fill="{_colour(value)}"{stroke}/>'
                      f'<text x="{x:.0f}" y="{y - 3:.0f}" font-size="12" text-anchor="middle" fill="white" '
                      f'font-weight="bold">{escape(p.node.id)}</text>'
-                     f'<text x="{x:.0f}" y="{y + 12:.0f}" font-size="11" text-anchor="middle" fill="white">{score}</text></g>')
+                     f'<text x="{x:.0f}" y="{y + 12:.0f}" font-size="11" text-anchor="middle" fill="white">{score}</text>'
+                     f'{gpa}</g>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def png(nodes: list[Node], out: Path, title: str = "live-swe archive") -> None:
+def png(nodes: list[Node], out: Path, title: str = "live-swe archive", metric: str | None = None) -> None:
     try:
         import matplotlib
 
@@ -128,8 +149,9 @@ def png(nodes: list[Node], out: Path, title: str = "live-swe archive") -> None:
             ax.plot([x1, x2], [y1, y2], color="#888", zorder=1)
     for p in placed:
         x, y = where[p.node.id]
-        ax.scatter([x], [y], s=1400, color=_colour(p.node.score), edgecolors="#333", zorder=2)
-        score = f"{p.node.score:.2f}" if p.node.score is not None else "-"
+        value = node_value(p.node, metric)
+        ax.scatter([x], [y], s=1400, color=_colour(value), edgecolors="#333", zorder=2)
+        score = f"{value:.2f}" if value is not None else "-"
         ax.text(x, y, f"{p.node.id}\n{score}", ha="center", va="center", color="white", fontsize=9, zorder=3)
     ax.set_title(title)
     ax.axis("off")
@@ -138,15 +160,18 @@ def png(nodes: list[Node], out: Path, title: str = "live-swe archive") -> None:
     plt.close(fig)
 
 
-def plot(nodes: list[Node], out: Path, title: str = "live-swe archive") -> Path:
-    """Write the lineage to ``out``: SVG for .svg, PNG (matplotlib) for .png."""
+def plot(nodes: list[Node], out: Path, title: str = "live-swe archive", metric: str | None = None) -> Path:
+    """Write the lineage to ``out``: SVG for .svg, PNG (matplotlib) for .png. Nodes are coloured by
+    their resolve rate, or with ``metric`` by their mean score on that GPA metric (``gpa``: all five)."""
+    if metric is not None and metric not in ("gpa", *METRICS):
+        raise UserError(f"--metric {metric}: use gpa or one of {', '.join(METRICS)}")
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix not in (".svg", ".png"):
         raise UserError(f"--out {out}: use a file name ending in .svg or .png")
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".svg":
-        out.write_text(svg(nodes, title))
+        out.write_text(svg(nodes, title, metric))
     else:
-        png(nodes, out, title)
+        png(nodes, out, title, metric)
     return out

@@ -436,3 +436,18 @@ def test_credentials_in_an_included_config_file_are_refused(fake, world, tmp_pat
     with pytest.raises(GitError, match="credentials.gitconfig.*persist-credentials: false"):
         resolve(fake, checkout, [FIX, SUBMIT])
     assert not origin_has(origin, BRANCH)
+
+
+def test_the_pull_request_body_grades_the_run_one_line_per_metric(fake, world):
+    _, checkout = world
+    ping = bash_reply("echo ping @octocat", "Say hello.")
+    resolve(fake, checkout, [ping, ping, FIX, SUBMIT])
+    body = fake.pulls[0]["body"]
+    section = body.split("### Trajectory grade (0-3 per metric; `live-swe grade` explains it)\n", 1)[1].split("\n\n")[0]
+    lines = section.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "- Goal fulfillment", "- Logical consistency", "- Execution efficiency", "- Plan quality", "- Plan adherence"]
+    assert lines[0].startswith("- Goal fulfillment: 1/3 — step 3: the edit(s) at step(s) 3 (calc.py) were never followed")
+    assert lines[3] == "- Plan quality: 0/3 — step 1: no PLAN: was stated" and lines[4] == "- Plan adherence: - — no PLAN was stated"
+    # a finding quoting the agent's command mentions nobody and breaks no Markdown
+    assert "@\u200boctocat" in lines[2] and "@octocat" not in section and "`" not in lines[2]

@@ -27,9 +27,10 @@ from conftest import SUBMIT, bash_reply, make_git_repo
 
 from godel.archive import Archive
 from godel.evaluation import Outcome
-from godel.evolve import EvolveConfig, Evolver
+from godel.evolve import EvolveConfig, Evolver, node_gpa
 from godel.improve import AgentImprover
 from godel.staging import Stage
+from live_swe.grading.metrics import METRICS
 from live_swe.models.base import Reply
 from live_swe.models.scripted import ScriptedModel
 
@@ -183,6 +184,10 @@ def test_children_that_improve_regress_and_break(tmp_path):
     for instance_id in report:
         assert instance_id not in task
     assert "HARD task" in task and "VALUE = 1" not in task  # the hidden check is never shown
+    # ... with each failure's grade and the metric to aim at; every node records its mean GPA scores
+    assert "Where it went wrong:" in task and "## Where to aim" in task and "Aim your change at" in task
+    assert set(root.gpa) == set(METRICS) and root.gpa == node_gpa(root.sessions)
+    assert node.gpa == node_gpa(node.sessions) and node.gpa["goal_fulfillment"] > root.gpa["goal_fulfillment"]
 
 
 def test_second_generation_selects_from_the_grown_archive(tmp_path):

@@ -307,3 +307,27 @@ async def test_resume_a_session_from_the_picker(git_repo):
         await pilot.press("f3")
         picker = await wait_for_screen(pilot, SessionPicker)
         assert picker.metas == []  # "first" is submitted now: finished, not offered
+
+
+async def test_a_finished_run_shows_its_grade_in_a_tab(git_repo):
+    from live_swe.tui.widgets import GradeView
+
+    plan = "PLAN:\n1. Read add() in calc.py\n2. Fix the operator\n3. Run a check\n\n"
+    app, _ = make_app(git_repo, [plan + bash_reply("cat calc.py"), bash_reply("cat calc.py", "Again."), FIX, SUBMIT],
+                      mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        assert not app.query("#grade-tab")  # no grade before a run has ended
+        await run_to_finish(pilot)
+        await wait_until(pilot, lambda: bool(app.query(GradeView)) and app.query_one(GradeView).lines, "the grade")
+        lines = app.query_one(GradeView).lines
+        assert lines[0].startswith("GPA ") and "GF 1/3" in lines[0]
+        assert ("Goal fulfillment: 1/3 — step 3: the edit(s) at step(s) 3 (calc.py) were never followed by a run of "
+                "the code or the tests") in lines
+        assert any(line.startswith("Execution efficiency: 2/3 — step 2: `cat calc.py`") for line in lines)
+        assert "- step 3: the edit(s) at step(s) 3 (calc.py) were never followed by a run of the code or the tests " \
+               "[unverified_edit, major]" in lines
+        # the next run starts without the old grade
+        app.query_one("#task").disabled = False
+        app._reset_run_view("another task")
+        await pilot.pause()
+        assert not app.query("#grade-tab")

@@ -26,7 +26,7 @@ def show(
     node: str = typer.Option(None, "--node", help="One node: its metadata and its change against its parent."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The archive as a tree, with each node's score on the selection split."""
+    """The archive as a tree, with each node's resolve rate and mean GPA scores on the selection split."""
     from godel.archive import Archive
     from godel.plot import text_tree
 
@@ -37,12 +37,17 @@ def show(
             print(json.dumps(found.model_dump()))
         else:
             print(f"{found.id}  parent {found.parent or '-'}  score {found.score}  cost ${found.cost:.4f}  {found.origin}")
+            if found.gpa_mean is not None:
+                from godel.plot import gpa_text
+
+                print(gpa_text(found))
             print(found.summary)
             print(archive.diff(found.id))
         return
     nodes = _nodes(run)
     if as_json:
-        print(json.dumps([{**n.model_dump(exclude={"task", "sessions"}), "score": n.score} for n in nodes]))
+        print(json.dumps([{**n.model_dump(exclude={"task", "sessions"}), "score": n.score, "gpa_mean": n.gpa_mean}
+                          for n in nodes]))
         return
     print(text_tree(nodes))
     for state_path in sorted(archive.runs_dir.glob("*/state.json")) if archive.runs_dir.is_dir() else []:
@@ -60,9 +65,14 @@ def show(
 def plot(
     out: Path = typer.Option(..., "--out", "-o", help="lineage.svg or lineage.png"),
     run: str = typer.Option(None, "--run", help="Only the nodes of one evolve run."),
+    metric: str = typer.Option(None, "--metric", help="Colour nodes by a GPA metric's mean score (gpa: all five, "
+                               "or goal_fulfillment, logical_consistency, execution_efficiency, plan_quality, "
+                               "plan_adherence) instead of the resolve rate."),
 ) -> None:
     """Draw the lineage with scores (SVG, or PNG with matplotlib)."""
     from godel.plot import plot as draw
 
-    written = draw(_nodes(run), out, title=f"live-swe archive{f' ({run})' if run else ''}")
+    label = f" ({run})" if run else ""
+    label += f", coloured by {metric}" if metric else ""
+    written = draw(_nodes(run), out, title=f"live-swe archive{label}", metric=metric)
     print(written)

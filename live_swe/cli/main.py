@@ -13,6 +13,7 @@ from live_swe.cli import (
     bench_cmd,
     demo_cmd,
     github_cmd,
+    grade_cmd,
     models_cmd,
     run_cmd,
     scaffold_cmd,
@@ -36,6 +37,8 @@ app.command("tui")(tui_cmd.tui)
 app.command("demo")(demo_cmd.demo)
 app.command("validate")(godel_cli.validate)
 app.command("evolve")(godel_cli.evolve)
+app.command("grade")(grade_cmd.grade)
+bench_cmd.app.command("grade")(grade_cmd.bench_grade)
 app.add_typer(sessions_cmd.app, name="sessions", help="List, show, export and inspect sessions.")
 app.add_typer(tools_cmd.app, name="tools", help="The tool library: list and promote tools.")
 app.add_typer(models_cmd.app, name="models", help="Embedded local models: pull and list.")

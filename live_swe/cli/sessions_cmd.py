@@ -58,6 +58,11 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
         print(f"{'scaffold':>13}: {sum(c['accepted'] for c in changes)} accepted, "
               f"{sum(c['kind'] == 'reject' for c in changes)} refused, "
               f"{sum(c['kind'] == 'rollback' for c in changes)} rolled back (`live-swe sessions log {data['id']}`)")
+    if data.get("grade"):
+        from live_swe.grading.grade import Grade
+        from live_swe.grading.report import headline
+
+        print(shown(f"{'grade':>13}: {headline(Grade.from_json(data['grade']))} (`live-swe grade {data['id']}`)"))
     for problem in data["log_problems"]:
         print(shown(f"      warning: {problem}"))
     if data["patch"]:

@@ -198,7 +198,8 @@ def resolve_issue(
         checkout.push(branch)
         pushed = branch
         say(f"pushed {branch}")
-        body = summary.pr_body(facts, checkout.diffstat(base_sha), events, hidden)
+        body = summary.pr_body(facts, checkout.diffstat(base_sha), events, hidden,
+                               grade_lines=_grade_lines(result.session_id, store))
         title = summary.pr_title(number, issue.get("title") or "")
         pull, updated = _open_or_update_pull(client, branch, base_name, title, body, options.draft)
         client.create_comment(number, summary.link_comment(pull["number"], pull["html_url"], updated, facts))
@@ -231,6 +232,15 @@ def _session_events(session_id: str, store) -> list[dict[str, Any]]:
     from live_swe.session.store import SessionStore
 
     return (store or SessionStore.default()).open(session_id).events()[0]
+
+
+def _grade_lines(session_id: str, store) -> list[str]:
+    """The run's grade, one line per metric (the analysers': free, no judge is called here)."""
+    from live_swe.grading.report import metric_lines
+    from live_swe.grading.session import current_grade
+    from live_swe.session.store import SessionStore
+
+    return metric_lines(current_grade((store or SessionStore.default()).open(session_id)))
 
 
 def _comment_quietly(client: GitHubClient, number: int, body: str, say: Callable[[str], None]) -> None:

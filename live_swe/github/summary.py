@@ -2,8 +2,9 @@
 
 The body says what changed (diffstat), which tools the agent made and which scaffold changes it
 committed or had refused (from the session's ``tool`` / ``scaffold`` events, when there are any),
-and the run's steps, cost and model. Text the agent wrote is flattened to one line and cannot
-@-mention anyone. Every string goes through ``redact`` before it leaves.
+the trajectory's grade (one line per metric), and the run's steps, cost and model. Text the agent
+wrote is flattened to one line and cannot @-mention anyone. Every string goes through ``redact``
+before it leaves.
 """
 
 from __future__ import annotations
@@ -63,8 +64,11 @@ def _scaffold_line(event: dict[str, Any]) -> str:
     return f"- {verb} at {step} ({files}): {_line(event.get('why') or event.get('reason'))}"
 
 
-def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = ()) -> str:
+def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
+            grade_lines: Iterable[str] = ()) -> str:
+    """``grade_lines``: the trajectory's grade, one line per metric (``live_swe.grading.report``)."""
     tools = tools_made(events)
+    grade = [f"- {_line(line, 300)}" for line in grade_lines]
     changes = scaffold_changes(events)
     parts = [
         MARKER,
@@ -83,6 +87,7 @@ def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secret
         "### Scaffold changes",
         "\n".join(_scaffold_line(e) for e in changes) if changes else "None.",
         "",
+        *(["### Trajectory grade (0-3 per metric; `live-swe grade` explains it)", *grade, ""] if grade else []),
         "### Run",
         f"- steps: {facts.steps}",
         f"- cost: ${facts.cost:.4f}",

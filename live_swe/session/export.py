@@ -10,6 +10,7 @@ from typing import Any
 
 from live_swe import __version__
 from live_swe.errors import UserError
+from live_swe.grading.session import current_grade
 from live_swe.infra import files
 from live_swe.infra.redact import redactor
 from live_swe.session.store import Session, SessionError
@@ -49,6 +50,7 @@ def summary(session: Session) -> dict[str, Any]:
         "patch": session.patch(),
         "log_problems": problems,
     }
+    data["grade"] = current_grade(session).to_json()
     try:
         from live_swe.evolution.history import evolution_summary
     except ImportError:

@@ -21,6 +21,8 @@ from textual.worker import Worker, WorkerState
 
 from live_swe.config import KernelLimits
 from live_swe.errors import UserError
+from live_swe.grading.report import finding_text, headline, metric_lines
+from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
 from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
@@ -35,7 +37,15 @@ from live_swe.tui.bridge import (
     answer,
 )
 from live_swe.tui.screens import ApprovalScreen, DirtyTreeScreen, FinishScreen, PauseScreen, SessionPicker
-from live_swe.tui.widgets import DiffView, EvolutionPanel, StatusLine, StepCard, StepLog, split_reply
+from live_swe.tui.widgets import (
+    DiffView,
+    EvolutionPanel,
+    GradeView,
+    StatusLine,
+    StepCard,
+    StepLog,
+    split_reply,
+)
 from live_swe.tui.worktree import KeptCommit, WorkTree
 
 CSS = """
@@ -225,6 +235,8 @@ class LiveSweApp(App):
         self.query_one("#steps", StepLog).remove_children()
         self.query_one("#stream", Static).update("")
         self.query_one(DiffView).show("")
+        if self.query("#grade-tab"):
+            self.query_one("#right", TabbedContent).remove_pane("grade-tab")  # the grade of an earlier run
         evolution = self.query_one(EvolutionPanel)
         evolution.session_dir = self.store.root / self.session_id
         task_box = self.query_one("#task", TextArea)
@@ -378,6 +390,7 @@ class LiveSweApp(App):
             if self.result is not None:
                 self.cost = self.result.cost
                 self.query_one(DiffView).show(self.result.patch)
+                self.show_grade()
         else:
             error = event.worker.error
             self.notify(f"The run stopped: {error}", severity="error", timeout=15)
@@ -388,6 +401,22 @@ class LiveSweApp(App):
             return
         if self.result is not None:
             self.action_finish()
+
+    def show_grade(self) -> None:
+        """The finished run's grade (the analysers': free and quick) in a Grade tab."""
+        try:
+            grade = current_grade(self.store.open(self.session_id))
+        except (UserError, SessionError) as exc:
+            self.notify(f"No grade: {exc}", severity="warning")
+            return
+        lines = [headline(grade), ""] + metric_lines(grade) + [""]
+        lines += (["Findings:"] + [f"- {finding_text(f)}" for f in grade.findings]) if grade.findings else ["No findings."]
+        tabs = self.query_one("#right", TabbedContent)
+        if not self.query("#grade-tab"):
+            tabs.add_pane(TabPane("Grade", GradeView(id="grade"), id="grade-tab"))
+            self.call_after_refresh(lambda: self.query_one(GradeView).show(lines))
+        else:
+            self.query_one(GradeView).show(lines)
 
     def action_finish(self) -> None:
         if self.result is None or self.state != "finished":

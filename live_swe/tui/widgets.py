@@ -209,3 +209,18 @@ def _diff_text(diff: str) -> Text:
             style = "cyan"
         text.append(line + "\n", style=style)
     return text
+
+
+class GradeView(VerticalScroll):
+    """The finished run's grade: one line per metric, then the findings with their steps."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lines: list[str] = []
+
+    def compose(self):
+        yield Static("", id="grade-body")
+
+    def show(self, lines: list[str]) -> None:
+        self.lines = list(lines)
+        self.query_one("#grade-body", Static).update(Text("\n".join(self.lines)))
