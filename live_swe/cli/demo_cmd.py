@@ -20,12 +20,15 @@ from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly
 
 DEMO_STEP_LIMIT = 20
 DEMO_TEST_COMMAND = ("python3", "-m", "unittest", "-q")
+# The demo's task, one of its wordings in evals/demo/tasks/ (from the fix spelled out to the
+# symptom only; benchmarks/local_tasks.py measures the local models on all of them).
+DEMO_TASK = "fix-given"
 
 
 def demo_task() -> str:
     from live_swe.resources import resource_path
 
-    return resource_path("evals", "demo", "task.md").read_text()
+    return resource_path("evals", "demo", "tasks", f"{DEMO_TASK}.md").read_text()
 
 
 # Fixed dates for the demo's files and commit: what the model sees (`ls -la`, `git log`) is the
