@@ -33,6 +33,7 @@ class RunRequest:
     extra: dict = field(default_factory=dict)
     repo_map: str = ""
     labels: dict[str, str] = field(default_factory=dict)  # extra container labels (e.g. a bench batch)
+    api_base: str | None = None  # the model's server (litellm models); else the configured one
 
 
 @dataclass
@@ -116,12 +117,25 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
     return agent
 
 
-def _model(name: str, hooks: RunHooks) -> Model:
+def _model(name: str, hooks: RunHooks, api_base: str | None = None) -> Model:
     if hooks.model_factory:
         return hooks.model_factory(name)
     from live_swe.models.resolve import make_model
 
-    return make_model(name)
+    return make_model(name, api_base=api_base)
+
+
+def _without_credentials(url: str | None) -> str | None:
+    """The URL as it may be saved with the session: a user:password part is dropped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
 def start_run(request: RunRequest, hooks: RunHooks | None = None, store: SessionStore | None = None) -> RunResult:
@@ -130,7 +144,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
-    model = _model(request.model, hooks)  # fail on a bad model before anything is created
+    model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
     session = store.create(
         id=request.session_id,
         task=request.task,
@@ -140,7 +154,8 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         repo=str(request.repo) if request.repo else None,
         scaffold_ref=request.scaffold_ref,
         parent=request.parent,
-        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir, **request.extra},
+        extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir,
+               **({"api_base": _without_credentials(request.api_base)} if request.api_base else {}), **request.extra},
     )
     env = None
     try:
@@ -177,7 +192,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
             f"with `live-swe run --scaffold session:{session_id}`)"
         )
     limits = limits or KernelLimits(**meta.extra.get("limits", {}))
-    model = _model(meta.model, hooks)
+    model = _model(meta.model, hooks, meta.extra.get("api_base"))
     events, problems = session.events()
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})

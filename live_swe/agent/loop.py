@@ -202,6 +202,8 @@ class Agent:
         outgoing = self.hooks.transform_messages(self._apply_context_policy(self.messages), self.step)
         reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
         self.cost += reply.cost
+        if reply.note:
+            self.emit({"t": "note", "step": self.step, "text": reply.note})
         self.add_message(reply.to_message())
         try:
             command = parse_action(reply, fmt)
