@@ -33,6 +33,11 @@ INSTALL_HINT = "pip install 'live-swe[local]'"
 # for the model), and context kept free for the text written that way.
 ACTION_RESERVE = 48
 FORCED_ROOM = 32
+# The prompt asks for a short THOUGHT, and small models that go on drift away from the task: a
+# line of prose longer than PROSE_LINE_TOKENS ends at its next sentence end, and prose longer
+# than PROSE_TOKENS ends where it is (room for a PLAN of a few numbered lines); the action opens.
+PROSE_LINE_TOKENS = 32
+PROSE_TOKENS = 256
 
 
 def _llama_cpp():
@@ -154,8 +159,9 @@ class LocalModel:
         with _lock:
             loaded = _load(self.path, self.n_ctx, self.n_threads, self.seed)
             prompt, stops = self._prompt_tokens(loaded, messages, tools)
-            budget = min(self.max_tokens, self.n_ctx - len(prompt) - FORCED_ROOM)
-            if budget < 8:
+            room = self.n_ctx - len(prompt) - FORCED_ROOM
+            budget = min(self.max_tokens, room)
+            if room < 8:
                 raise ModelError(
                     f"{self.name}: the conversation ({len(prompt)} tokens) no longer fits the context window of "
                     f"{self.n_ctx} tokens; lower the step limit or elide old observations (scaffold `context` policy)"
@@ -242,7 +248,7 @@ class _Decoder:
         model = self.model
         constrained = model.constrained
         gate = GrammarFilter(self.llama_cpp, self.llm._model.vocab, self.fmt.grammar) if constrained else None
-        reserve = max(1, min(ACTION_RESERVE, budget // 2))
+        reserve = max(1, min(ACTION_RESERVE, budget // 2), budget - PROSE_TOKENS)
         no_repeat = _NoRepeat(previous, len(self.prompt), model.no_repeat_ngram) if model.no_repeat_ngram and previous \
             else None
         rng = np.random.default_rng(model.seed)
@@ -250,10 +256,11 @@ class _Decoder:
         try:
             while True:
                 in_action = self.fmt.in_action(self.text)
-                if constrained and not in_action and budget - self.generated <= reserve:
+                if constrained and not in_action and (budget - self.generated <= reserve or self._line_done()):
                     gate.close()
                     gate = GrammarFilter(self.llama_cpp, self.llm._model.vocab, self.fmt.rest_grammar)
-                    self._force(("" if not self.text or self.text.endswith("\n") else "\n") + self.fmt.opener)
+                    self._force(("" if not self.text else "\n" if self.text.endswith("\n") else "\n\n")
+                                + self.fmt.opener)
                     continue
                 if self.generated >= budget:
                     if constrained and in_action:
@@ -271,6 +278,13 @@ class _Decoder:
             if gate is not None:
                 gate.close()
         return self.text
+
+    def _line_done(self) -> bool:
+        """The current prose line has run long and just finished a sentence."""
+        line = self.text.rpartition("\n")[2]
+        if not line.rstrip().endswith((".", "!", "?")):
+            return False
+        return len(self.llm.tokenize(line.encode("utf-8"), add_bos=False, special=False)) > PROSE_LINE_TOKENS
 
     def _next_token(self, gate: GrammarFilter | None, no_repeat: _NoRepeat | None, rng) -> int:
         import numpy as np
