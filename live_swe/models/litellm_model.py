@@ -121,15 +121,16 @@ class LitellmModel:
         return litellm.stream_chunk_builder(chunks, messages=payload)
 
     def _cost(self, litellm, response) -> tuple[float, str]:
-        """The reply's price, or 0 for a model without one (a local server's), said once per model."""
+        """The reply's price; 0 for a free model or one without a price (a local server's), said once."""
         try:
-            return float(litellm.completion_cost(completion_response=response, model=self.name) or 0.0), ""
-        except Exception:  # noqa: BLE001 - an unknown or free model counts 0, never an error
-            if self._price_note_given:
-                return 0.0, ""
-            self._price_note_given = True
-            return 0.0, (f"no price known for {self.name} (a local or unlisted model): its cost counts as $0; "
-                         "the step and time limits still apply")
+            cost = float(litellm.completion_cost(completion_response=response, model=self.name) or 0.0)
+            why = "litellm prices it at $0 (a free or local model)"
+        except Exception:  # noqa: BLE001 - an unknown model counts 0, never an error
+            cost, why = 0.0, "no price known for it (a local or unlisted model)"
+        if cost or self._price_note_given:
+            return cost, ""
+        self._price_note_given = True
+        return 0.0, f"{self.name}: {why}; its cost counts as $0, the step and time limits still apply"
 
 
 def _short(exc: Exception) -> str:
