@@ -238,6 +238,17 @@ def test_missing_runtime_extra_is_a_clear_error(index, git_repo, monkeypatch):
     assert pulled.returncode == 0 and "local/smollm2-135m" in pulled.stdout
 
 
+def test_demo_task_wordings_and_an_unknown_one(index):
+    from live_swe.cli.demo_cmd import DEMO_TASK, demo_task, demo_wordings
+
+    assert demo_wordings() == ["file-and-symptom", "fix-given", "line-named", "symptom-only"]
+    assert DEMO_TASK in demo_wordings() and "shop/cart.py" in demo_task()
+    assert "sed" not in demo_task("file-and-symptom") and "cart.py" not in demo_task("symptom-only")
+    done = cli("demo", "--task", "nope")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no demo task 'nope'; the demo tasks are: file-and-symptom, fix-given, line-named, symptom-only" in done.stderr
+
+
 def test_local_model_not_pulled_names_the_pull_command(index, monkeypatch):
     from live_swe.models.resolve import make_model
 
