@@ -15,6 +15,15 @@ from live_swe.models.replay import ReplayModel
 from live_swe.runner import RunHooks, RunRequest, start_run
 
 
+def send_json(handler: BaseHTTPRequestHandler, payload: dict) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class FakeOpenAI:
     """Answers /chat/completions in OpenAI's response shape; failures are queued per test."""
 
@@ -38,18 +47,12 @@ class FakeOpenAI:
                     self.end_headers()
                     self.wfile.write(json.dumps({"error": {"message": f"status {status}", "type": "x"}}).encode())
                     return
-                payload = {
+                send_json(self, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": fake.reply_content}}],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-                }
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                })
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -121,12 +124,7 @@ class FakeOllama:
                 if self.path == "/api/generate":
                     payload = {"model": body["model"], "created_at": "2024-01-01T00:00:00Z", "done": True,
                                "response": replies.pop(0), "prompt_eval_count": 30, "eval_count": 12}
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, payload)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

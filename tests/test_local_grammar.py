@@ -107,18 +107,24 @@ def parsed(reply: str, fmt: str) -> str | None:
         return None
 
 
-def test_text_grammar_accepts_exactly_the_parsers_reply_shapes(vocab):
+def compare_with_the_parser(vocab, fmt, replies: list[str], shape) -> tuple[int, int]:
+    """Every reply the grammar accepts parses to the command it shows; every reply of the shape that
+    parses is accepted. Returns how many were accepted and refused."""
     accepted = refused = 0
-    for reply in text_replies(random.Random(20), 2500):
-        ok = vocab(TEXT.grammar, reply)
-        action, shown = parsed(reply, "text"), text_shape(reply)
-        if ok:
+    for reply in replies:
+        action, shown = parsed(reply, fmt.name), shape(reply)
+        if vocab(fmt.grammar, reply):
             assert action is not None, f"the grammar accepts a reply the parser refuses: {reply!r}"
             assert action == shown, f"the parser would run {action!r}, the reply shows {shown!r}: {reply!r}"
             accepted += 1
         else:
             assert action is None or shown is None, f"the grammar refuses a reply shape the parser accepts: {reply!r}"
             refused += 1
+    return accepted, refused
+
+
+def test_text_grammar_accepts_exactly_the_parsers_reply_shapes(vocab):
+    accepted, refused = compare_with_the_parser(vocab, TEXT, text_replies(random.Random(20), 2500), text_shape)
     assert accepted > 300 and refused > 300  # both sides well covered
 
 
@@ -185,16 +191,7 @@ def tool_shape(reply: str) -> str | None:
 
 
 def test_tool_call_grammar_accepts_exactly_the_parsers_calls(vocab):
-    accepted = refused = 0
-    for reply in tool_replies(random.Random(21), 1500):
-        ok = vocab(TOOL_CALL.grammar, reply)
-        action, shown = parsed(reply, "tool_call"), tool_shape(reply)
-        if ok:
-            assert action is not None and action == shown, f"accepted, parsed as {action!r}: {reply!r}"
-            accepted += 1
-        else:
-            assert action is None or shown is None, f"the grammar refuses a call the parser accepts: {reply!r}"
-            refused += 1
+    accepted, refused = compare_with_the_parser(vocab, TOOL_CALL, tool_replies(random.Random(21), 1500), tool_shape)
     assert accepted > 200 and refused > 200
 
 
