@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import SUBMIT, bash_reply
 
+from live_swe.config import KernelLimits
 from live_swe.models.base import ModelError
 from live_swe.models.litellm_model import LitellmModel
 from live_swe.models.replay import ReplayModel
@@ -30,6 +31,7 @@ class FakeOpenAI:
     def __init__(self):
         self.failures: list[int] = []
         self.requests: list[dict] = []
+        self.keys: list[str] = []
         self.reply_content = bash_reply("ls")
         fake = self
 
@@ -40,6 +42,7 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
+                fake.keys.append(self.headers.get("Authorization", ""))
                 if fake.failures:
                     status = fake.failures.pop(0)
                     self.send_response(status)
@@ -164,6 +167,24 @@ def test_api_base_is_an_http_url_and_the_cli_flag_wins(monkeypatch, tmp_path):
     assert load_settings().api_base == "http://127.0.0.1:1/v1"
     with pytest.raises(ConfigError, match="api_base: .*'localhost:8080' is not an http\\(s\\) URL"):
         load_settings({"api_base": "localhost:8080"})
+
+
+def test_a_session_keeps_its_server_for_resume_without_credentials(fake_openai, git_repo, monkeypatch):
+    """A run at --api-base (no key set: a placeholder is sent) is resumed at the same server; a URL
+    with a password is saved without it."""
+    from live_swe.runner import _without_credentials, resume_run
+    from live_swe.session.store import SessionStore
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    request = RunRequest(task="look around", model="openai/live-swe-test-model", repo=git_repo,
+                         api_base=fake_openai.url, limits=KernelLimits(step_limit=1))
+    first = start_run(request)
+    assert first.status == "limits_exceeded" and len(fake_openai.requests) == 1
+    assert SessionStore.default().open(first.session_id).meta.extra["api_base"] == fake_openai.url
+    resumed = resume_run(first.session_id, limits=KernelLimits(step_limit=2))
+    assert resumed.steps == 2 and len(fake_openai.requests) == 2
+    assert fake_openai.keys == ["Bearer no-key", "Bearer no-key"]
+    assert _without_credentials("http://me:secret@host:8080/v1") == "http://host:8080/v1"
 
 
 def test_api_base_for_a_model_not_served_over_http_is_refused():
