@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 ENV_PREFIX = "LIVE_SWE_"
 
@@ -43,11 +43,39 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None
+    # The server of a litellm model: an OpenAI-compatible one (llama.cpp's server, vLLM, LM Studio:
+    # e.g. http://127.0.0.1:8080/v1 with model openai/NAME) or Ollama's (model ollama/NAME).
+    api_base: str | None = None
+    # The longest reply of a litellm model, in tokens (a local server may otherwise write until its
+    # context is full); null leaves it to the provider.
+    max_tokens: int | None = Field(default=None, ge=1)
     env: str = "local"
     image: str | None = None
     scaffold: str = "seed"
     limits: KernelLimits = KernelLimits()
     sandbox: SandboxSettings = SandboxSettings()
+
+    @field_validator("api_base")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return check_api_base(value) if value else None
+
+
+def check_api_base(value: str) -> str:
+    """An http(s) URL with a host, else a ValueError saying what is expected."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{value!r} is not an http(s) URL; give the server's base URL, e.g. http://127.0.0.1:8080/v1")
+    return value.strip()
+
+
+def model_settings() -> dict[str, Any]:
+    """A litellm model's server and reply length from the environment or the config file
+    (LIVE_SWE_API_BASE, LIVE_SWE_MAX_TOKENS, ``api_base``, ``max_tokens``), for every front end."""
+    settings = load_settings()
+    return {"api_base": settings.api_base, "max_tokens": settings.max_tokens}
 
 
 def home() -> Path:
@@ -78,6 +106,8 @@ def _from_file(path: Path) -> dict[str, Any]:
 
 _ENV_KEYS = {
     "MODEL": ("model",),
+    "API_BASE": ("api_base",),
+    "MAX_TOKENS": ("max_tokens",),
     "ENV": ("env",),
     "IMAGE": ("image",),
     "SCAFFOLD": ("scaffold",),

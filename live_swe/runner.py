@@ -43,6 +43,7 @@ class RunRequest:
     labels: dict[str, str] = field(default_factory=dict)  # extra container labels (e.g. a bench batch)
     sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
     network: bool = False  # local env: the sandbox's network
+    api_base: str | None = None  # the model's server (litellm models); else the configured one
 
 
 @dataclass
@@ -128,12 +129,25 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
     return agent
 
 
-def _model(name: str, hooks: RunHooks) -> Model:
+def _model(name: str, hooks: RunHooks, api_base: str | None = None) -> Model:
     if hooks.model_factory:
         return hooks.model_factory(name)
     from live_swe.models.resolve import make_model
 
-    return make_model(name)
+    return make_model(name, api_base=api_base)
+
+
+def _without_credentials(url: str | None) -> str | None:
+    """The URL as it may be saved with the session: a user:password part is dropped."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
 def start_run(request: RunRequest, hooks: RunHooks | None = None, store: SessionStore | None = None) -> RunResult:
@@ -142,7 +156,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
-    model = _model(request.model, hooks)  # fail on a bad model before anything is created
+    model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
     session = store.create(
         id=request.session_id,
         task=request.task,
@@ -153,11 +167,13 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         scaffold_ref=request.scaffold_ref,
         parent=request.parent,
         extra={"limits": request.limits.model_dump(), "repo_dir": request.repo_dir,
-               "sandbox": {"mode": request.sandbox, "network": request.network}, **request.extra},
+               "sandbox": {"mode": request.sandbox, "network": request.network},
+               **({"api_base": _without_credentials(request.api_base)} if request.api_base else {}), **request.extra},
     )
     record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
                  model=request.model, limits=request.limits,
-                 sandbox={"mode": request.sandbox, "network": request.network})
+                 sandbox={"mode": request.sandbox, "network": request.network},
+                 api_base=_without_credentials(request.api_base) if request.api_base else None)
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
@@ -210,7 +226,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     if repo is not None and start.base_commit:
         check_same_repository(repo, start.base_commit, session_id)
     limits = limits or start.kernel_limits(limit_overrides)
-    model = _model(start.model, hooks)
+    model = _model(start.model, hooks, start.api_base)
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})
     messages = [e["message"] for e in events if e.get("t") == "message"]

@@ -102,6 +102,25 @@ def bash_reply(command: str, thought: str = "Next step.") -> str:
 
 SUBMIT = bash_reply("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "Done.")
 
+# The embedded models, pulled once into a cache that outlives test runs (CI downloads them once).
+MODELS_CACHE = Path(os.environ.get("LIVE_SWE_MODELS_CACHE", "~/.cache/live-swe/models")).expanduser()
+
+
+@pytest.fixture
+def models(monkeypatch):
+    """``models(name)`` -> ``local/NAME``, pulled into the persistent cache first if missing."""
+    pytest.importorskip("llama_cpp", reason="needs the local runtime: pip install 'live-swe[local]'")
+    from live_swe.models import catalog
+
+    monkeypatch.setenv(catalog.MODELS_DIR_ENV, str(MODELS_CACHE))
+
+    def need(name: str) -> str:
+        if not catalog.is_installed(name):
+            catalog.pull(name, print)
+        return f"local/{name}"
+
+    return need
+
 
 def _engine_up() -> bool:
     try:

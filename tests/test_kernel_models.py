@@ -9,10 +9,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import SUBMIT, bash_reply
 
+from live_swe.config import KernelLimits
 from live_swe.models.base import ModelError
 from live_swe.models.litellm_model import LitellmModel
 from live_swe.models.replay import ReplayModel
 from live_swe.runner import RunHooks, RunRequest, start_run
+
+
+def send_json(handler: BaseHTTPRequestHandler, payload: dict) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 class FakeOpenAI:
@@ -21,6 +31,7 @@ class FakeOpenAI:
     def __init__(self):
         self.failures: list[int] = []
         self.requests: list[dict] = []
+        self.keys: list[str] = []
         self.reply_content = bash_reply("ls")
         fake = self
 
@@ -31,6 +42,7 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append(body)
+                fake.keys.append(self.headers.get("Authorization", ""))
                 if fake.failures:
                     status = fake.failures.pop(0)
                     self.send_response(status)
@@ -38,18 +50,12 @@ class FakeOpenAI:
                     self.end_headers()
                     self.wfile.write(json.dumps({"error": {"message": f"status {status}", "type": "x"}}).encode())
                     return
-                payload = {
+                send_json(self, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": fake.reply_content}}],
                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-                }
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                })
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
@@ -69,15 +75,14 @@ def model_for(server, name="openai/live-swe-test-model"):
     return model
 
 
-def test_litellm_reply_usage_and_unpriced_model_counts_zero(fake_openai, capsys):
+def test_litellm_reply_usage_and_unpriced_model_counts_zero(fake_openai):
     model = model_for(fake_openai)
     reply = model.query([{"role": "user", "content": "hi"}])
     assert reply.content == bash_reply("ls")
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (11, 7)
-    assert reply.cost == 0.0
-    model.query([{"role": "user", "content": "again"}])
-    warnings = capsys.readouterr().err
-    assert warnings.count("no price known") == 1
+    assert reply.cost == 0.0 and "openai/live-swe-test-model: no price known" in reply.note
+    again = model.query([{"role": "user", "content": "again"}])
+    assert again.cost == 0.0 and again.note == ""  # said once per model
 
 
 def test_litellm_retries_server_errors_and_rate_limits(fake_openai):
@@ -102,6 +107,91 @@ def test_litellm_model_drives_the_loop(fake_openai, git_repo):
     result = start_run(request, RunHooks(model_factory=lambda name: model_for(fake_openai, name)))
     assert result.status == "submitted"
     assert fake_openai.requests[0]["messages"][0]["role"] == "system"
+
+
+class FakeOllama:
+    """Answers Ollama's /api/generate (what litellm calls for ``ollama/NAME``) with scripted replies."""
+
+    def __init__(self, replies: list[str]):
+        self.requests: list[tuple[str, dict]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                fake.requests.append((self.path, body))
+                payload = {}
+                if self.path == "/api/generate":
+                    payload = {"model": body["model"], "created_at": "2024-01-01T00:00:00Z", "done": True,
+                               "response": replies.pop(0), "prompt_eval_count": 30, "eval_count": 12}
+                send_json(self, payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_ollama_model_through_the_configured_server_is_free_and_drives_the_loop(git_repo, monkeypatch):
+    """``ollama/NAME`` as litellm spells it, at the server set by LIVE_SWE_API_BASE; the run is
+    priced $0, said once in the log, and ends by submission."""
+    from live_swe.models.resolve import make_model
+    from live_swe.session.store import SessionStore
+
+    fake = FakeOllama([bash_reply("cat calc.py"), bash_reply("sed -i 's/a - b/a + b/' calc.py"), SUBMIT])
+    monkeypatch.setenv("LIVE_SWE_API_BASE", fake.url)
+    try:
+        model = make_model("ollama/qwen2.5-coder:1.5b")
+        request = RunRequest(task="add subtracts", model="ollama/qwen2.5-coder:1.5b", repo=git_repo)
+        result = start_run(request, RunHooks(model_factory=lambda _name: model))
+    finally:
+        fake.server.shutdown()
+    assert result.status == "submitted" and result.cost == 0.0 and "a + b" in result.patch
+    generated = [body for path, body in fake.requests if path == "/api/generate"]
+    assert len(generated) == 3 and generated[0]["model"] == "qwen2.5-coder:1.5b"
+    events, _ = SessionStore.default().open(result.session_id).events()
+    notes = [e["text"] for e in events if e["t"] == "note"]
+    assert len(notes) == 1 and "ollama/qwen2.5-coder:1.5b" in notes[0] and "$0" in notes[0]
+
+
+def test_api_base_is_an_http_url_and_the_cli_flag_wins(monkeypatch, tmp_path):
+    from live_swe.config import ConfigError, config_path, load_settings
+
+    config_path().write_text("api_base: http://127.0.0.1:1/v1\n")
+    monkeypatch.setenv("LIVE_SWE_API_BASE", "http://127.0.0.1:2/v1")
+    assert load_settings().api_base == "http://127.0.0.1:2/v1"
+    assert load_settings({"api_base": "http://127.0.0.1:3/v1"}).api_base == "http://127.0.0.1:3/v1"
+    monkeypatch.delenv("LIVE_SWE_API_BASE")
+    assert load_settings().api_base == "http://127.0.0.1:1/v1"
+    with pytest.raises(ConfigError, match="api_base: .*'localhost:8080' is not an http\\(s\\) URL"):
+        load_settings({"api_base": "localhost:8080"})
+
+
+def test_a_session_keeps_its_server_for_resume_without_credentials(fake_openai, git_repo, monkeypatch):
+    """A run at --api-base (no key set: a placeholder is sent) is resumed at the same server; a URL
+    with a password is saved without it."""
+    from live_swe.runner import _without_credentials, resume_run
+    from live_swe.session.store import SessionStore
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    request = RunRequest(task="look around", model="openai/live-swe-test-model", repo=git_repo,
+                         api_base=fake_openai.url, limits=KernelLimits(step_limit=1))
+    first = start_run(request)
+    assert first.status == "limits_exceeded" and len(fake_openai.requests) == 1
+    assert SessionStore.default().open(first.session_id).meta.extra["api_base"] == fake_openai.url
+    resumed = resume_run(first.session_id, limits=KernelLimits(step_limit=2))
+    assert resumed.steps == 2 and len(fake_openai.requests) == 2
+    assert fake_openai.keys == ["Bearer no-key", "Bearer no-key"]
+    assert _without_credentials("http://me:secret@host:8080/v1") == "http://host:8080/v1"
+
+
+def test_api_base_for_a_model_not_served_over_http_is_refused():
+    from live_swe.models.resolve import make_model
+
+    with pytest.raises(ModelError, match="--api-base is for models served over HTTP"):
+        make_model("local/qwen2.5-coder-0.5b", api_base="http://127.0.0.1:8080/v1")
 
 
 def test_anthropic_prompt_caching_marks_system_and_last_message():

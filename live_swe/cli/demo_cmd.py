@@ -21,12 +21,24 @@ from live_swe.infra.git import Git, Identity, init
 
 DEMO_STEP_LIMIT = 20
 DEMO_TEST_COMMAND = ("python3", "-m", "unittest", "-q")
+# The demo's task, one of its wordings in evals/demo/tasks/ (from the fix spelled out to the
+# symptom only; benchmarks/local_tasks.py measures the local models on all of them).
+DEMO_TASK = "fix-given"
 
 
-def demo_task() -> str:
+def demo_wordings() -> list[str]:
     from live_swe.resources import resource_path
 
-    return resource_path("evals", "demo", "task.md").read_text()
+    return sorted(path.stem for path in resource_path("evals", "demo", "tasks").glob("*.md"))
+
+
+def demo_task(wording: str = DEMO_TASK) -> str:
+    from live_swe.errors import UserError
+    from live_swe.resources import resource_path
+
+    if wording not in demo_wordings():
+        raise UserError(f"no demo task {wording!r}; the demo tasks are: {', '.join(demo_wordings())}")
+    return resource_path("evals", "demo", "tasks", f"{wording}.md").read_text()
 
 
 # Fixed dates for the demo's files and commit: what the model sees (`ls -la`, `git log`) is the
@@ -85,13 +97,15 @@ class _Printer:
 
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("t")
-        if kind in ("step", "format_error") and self.streaming:
+        if kind in ("step", "format_error", "note") and self.streaming:
             print("", file=sys.stderr)
             self.streaming = False
         if kind == "step":
             print(f"  -> [step {event['step']}] exit code {event['returncode']}", file=sys.stderr, flush=True)
         elif kind == "format_error":
             print(shown(f"  -> [step {event['step']}] format error: {event['reason']}"), file=sys.stderr, flush=True)
+        elif kind == "note":
+            print(shown(f"live-swe: {event['text']}"), file=sys.stderr, flush=True)
 
 
 class _StreamingModel:
@@ -110,6 +124,8 @@ class _StreamingModel:
 def demo(
     model: str = typer.Option(None, "--model", "-m", help="The model to use (default: the local default model)."),
     step_limit: int = typer.Option(DEMO_STEP_LIMIT, "--step-limit", min=1),
+    task: str = typer.Option(DEMO_TASK, "--task", help="Which wording of the demo's task (evals/demo/tasks/NAME.md): "
+                             "fix-given, line-named, file-and-symptom or symptom-only."),
 ) -> None:
     """Run the agent on the bundled demo task (a one-line bug) and show its patch."""
     from live_swe.config import KernelLimits
@@ -117,12 +133,12 @@ def demo(
     from live_swe.runner import RunHooks, RunRequest, start_run
 
     name = model or LOCAL_DEFAULT
+    text = demo_task(task)
     printer = _Printer()
     loaded = _StreamingModel(make_model(name), printer.token)  # a missing model fails before anything is made
     repo = make_demo_repo()
-    task = demo_task()
-    print(f"demo repository: {repo}\nmodel: {name}\ntask:\n{task}", file=sys.stderr)
-    request = RunRequest(task=task, model=name, repo=repo, limits=KernelLimits(step_limit=step_limit))
+    print(f"demo repository: {repo}\nmodel: {name}\ntask:\n{text}", file=sys.stderr)
+    request = RunRequest(task=text, model=name, repo=repo, limits=KernelLimits(step_limit=step_limit))
     hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded)
     result = start_run(request, hooks)
     if printer.streaming:

@@ -34,6 +34,8 @@ def _progress(event: dict[str, Any]) -> None:
     elif kind == "scaffold":
         print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
               file=sys.stderr)
+    elif kind == "note":
+        print(shown(f"live-swe: {event['text']}"), file=sys.stderr)
 
 
 def _approver(yolo: bool):
@@ -66,6 +68,8 @@ def run(
                               "in docker: copied in, or without one here, the image's own at --repo-dir)."),
     repo_dir: str = typer.Option("/testbed", "--repo-dir", help="Where the repository is inside the container."),
     model: str = typer.Option(None, "--model", "-m", help="scripted:PATH, replay:PATH, local/NAME or a litellm model."),
+    api_base: str = typer.Option(None, "--api-base", help="The model's server, e.g. http://127.0.0.1:8080/v1 for "
+                                 "--model openai/NAME (llama.cpp's server, vLLM, LM Studio), or Ollama's for ollama/NAME."),
     env: str = typer.Option(None, "--env", help="local (default) or docker."),
     image: str = typer.Option(None, "--image", help="Docker image (docker env)."),
     scaffold: str = typer.Option(None, "--scaffold", help="seed, session:ID, path:DIR or archive:NODE."),
@@ -95,7 +99,7 @@ def run(
         except OSError as exc:
             fail(f"cannot read the task file {task_file}: {exc.strerror}")
     settings = load_settings({
-        "model": model, "env": env, "image": image, "scaffold": scaffold,
+        "model": model, "api_base": api_base, "env": env, "image": image, "scaffold": scaffold,
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
         "sandbox.network": network,
@@ -117,6 +121,7 @@ def run(
         session_id=session_id,
         sandbox=sandbox,
         network=settings.sandbox.network,
+        api_base=settings.api_base,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)

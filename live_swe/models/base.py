@@ -37,6 +37,7 @@ class Reply:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
+    note: str = ""  # something the person should know (e.g. the model has no price): logged, not sent
 
     def to_message(self) -> dict[str, Any]:
         """The assistant message as it goes back into the conversation."""

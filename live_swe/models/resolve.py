@@ -21,9 +21,13 @@ LOCAL_DEFAULT = "local/qwen2.5-coder-0.5b"
 
 
 def make_model(name: str, **options) -> Model:
+    """The model for ``name``. ``api_base`` (a litellm model's server) defaults to the configured one."""
     if not name or not name.strip():
         raise ModelError("empty model name; pass --model (see `live-swe run --help`)")
+    api_base = options.pop("api_base", None)
     prefix, _, rest = name.partition(":")
+    if api_base and (prefix in ("scripted", "replay") or name.startswith("local/")):
+        raise ModelError(f"--api-base is for models served over HTTP (openai/NAME, ollama/NAME), not {name!r}")
     if prefix == "scripted":
         from live_swe.models.scripted import ScriptedModel
 
@@ -41,9 +45,16 @@ def make_model(name: str, **options) -> Model:
             f"unknown model prefix {prefix!r} in {name!r}; use scripted:PATH, replay:PATH, local/NAME, "
             "or a litellm model such as anthropic/claude-sonnet-4-5"
         )
+    from live_swe.config import ConfigError, model_settings
     from live_swe.models.litellm_model import LitellmModel
 
-    return LitellmModel(name, **options)
+    try:
+        configured = model_settings()
+    except ConfigError as exc:
+        raise ModelError(str(exc)) from None
+    if configured["max_tokens"] and "max_tokens" not in options:
+        options["max_tokens"] = configured["max_tokens"]
+    return LitellmModel(name, api_base=api_base or configured["api_base"], **options)
 
 
 def _need_path(name: str, rest: str) -> str:

@@ -33,6 +33,7 @@ class StartRecord:
     base_commit: str | None
     recorded: bool  # False: a session from before starts were recorded (meta.json is all there is)
     sandbox: dict[str, Any] | None = None  # {"mode", "network"}: the latest the kernel recorded
+    api_base: str | None = None  # the model's server (litellm models), without credentials
 
     def kernel_limits(self, overrides: dict[str, Any] | None = None) -> KernelLimits:
         """The recorded budgets, with the ones the person gives now (``resume --step-limit``)."""
@@ -41,9 +42,10 @@ class StartRecord:
 
 
 def record_start(session: Session, *, repo: Path | None, env: str, image: str | None, repo_dir: str, model: str,
-                 limits: KernelLimits, sandbox: dict[str, Any] | None = None) -> None:
+                 limits: KernelLimits, sandbox: dict[str, Any] | None = None, api_base: str | None = None) -> None:
     session.append({"t": "session", "repo": str(repo) if repo else None, "env": env, "image": image,
-                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump(), "sandbox": sandbox})
+                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump(), "sandbox": sandbox,
+                    "api_base": api_base})
 
 
 def record_confinement(session: Session, sandbox: dict[str, Any]) -> None:
@@ -64,7 +66,7 @@ def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord
     if record is None:
         return StartRecord(meta.repo, meta.env, meta.image, meta.extra.get("repo_dir", "/testbed"), meta.model,
                            meta_limits or KernelLimits(), meta.base_commit, recorded=False,
-                           sandbox=meta.extra.get("sandbox"))
+                           sandbox=meta.extra.get("sandbox"), api_base=meta.extra.get("api_base"))
     sandbox = record.get("sandbox")
     for event in events:
         if event.get("t") == "confinement":
@@ -72,7 +74,8 @@ def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord
     start = StartRecord(record.get("repo"), record.get("env", "local"), record.get("image"),
                         record.get("repo_dir", "/testbed"), record.get("model", meta.model),
                         _lower(_limits(record.get("limits", {})) or KernelLimits(), meta_limits), base, recorded=True,
-                        sandbox=sandbox if sandbox is not None else meta.extra.get("sandbox"))
+                        sandbox=sandbox if sandbox is not None else meta.extra.get("sandbox"),
+                        api_base=record.get("api_base", meta.extra.get("api_base")))
     said = {"repo": meta.repo, "env": meta.env, "image": meta.image, "model": meta.model,
             "repo_dir": meta.extra.get("repo_dir", start.repo_dir), "base_commit": meta.base_commit or base}
     for key, value in said.items():

@@ -338,6 +338,8 @@ class LiveSweApp(App):
             self.query_one(EvolutionPanel).add(event)
         elif kind == "resume":
             log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
+        elif kind == "note":
+            log.mount(Static(Text(str(event.get("text", ""))), classes="note"))
         elif kind == "end":
             self.cost = float(event.get("cost") or self.cost)
 
