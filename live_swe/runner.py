@@ -19,8 +19,11 @@ from live_swe.session.trust import (
     check_same_repository,
     record_base,
     record_confinement,
+    record_follow_up,
     record_start,
+    started_limits,
     trusted_start,
+    turn_limits,
 )
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
@@ -197,8 +200,12 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
 
 def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
                limits: KernelLimits | None = None, limit_overrides: dict | None = None,
-               sandbox: dict | None = None) -> RunResult:
+               sandbox: dict | None = None, follow_up: str | None = None) -> RunResult:
     """Continue a session from its log: the conversation, the evolved scaffold, the budgets spent.
+
+    With ``follow_up`` (``run --continue``, the UI's next message after a run) an ended session goes
+    on: the person's new request joins the conversation, on top of the work so far (the patch stays
+    the diff against the session's starting commit), with budgets for this turn of their own.
 
     It runs where the kernel recorded the session's start (repository, environment, model, budgets),
     whatever meta.json says now; ``limits`` replaces the budgets, ``limit_overrides`` (the person's
@@ -208,7 +215,12 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     store = store or SessionStore.default()
     session = store.open(session_id)
     meta = session.meta
-    if meta.status == "submitted":
+    if meta.status == "running" and follow_up is not None:
+        from live_swe.errors import UserError
+
+        raise UserError(f"session {session_id} is still running (or was killed: `live-swe resume {session_id}` "
+                        "finishes it first); a follow-up continues a session that has ended")
+    if meta.status == "submitted" and follow_up is None:
         from live_swe.errors import UserError
 
         raise UserError(
@@ -225,7 +237,6 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     repo = Path(start.repo) if start.repo else None
     if repo is not None and start.base_commit:
         check_same_repository(repo, start.base_commit, session_id)
-    limits = limits or start.kernel_limits(limit_overrides)
     model = _model(start.model, hooks, start.api_base)
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})
@@ -234,6 +245,13 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     meta.steps = max([e.get("step", 0) for e in steps], default=0)
     meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
     meta.elapsed = max(meta.elapsed, max((e.get("elapsed") or 0.0 for e in steps), default=0.0))
+    if follow_up is not None:
+        per_turn = started_limits(events, start).model_copy(
+            update={k: v for k, v in (limit_overrides or {}).items() if v is not None})
+        limits = limits or turn_limits(per_turn, meta.steps, meta.cost, meta.elapsed)
+        record_follow_up(session, follow_up, limits)
+        meta.extra["limits"] = limits.model_dump()
+    limits = limits or start.kernel_limits(limit_overrides)
     meta.base_commit = start.base_commit
     meta.status = "running"
     env = None
@@ -245,13 +263,18 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks)
-        if messages:
+        if follow_up is not None:
+            agent.messages = list(messages)  # the submission's reply stays: the follow-up answers it
+        elif messages:
             agent.restore(messages)
-            if hasattr(model, "skip"):  # scripted and replay models continue where the log stops
-                model.skip(sum(1 for m in agent.messages if m.get("role") == "assistant"))
         else:
             agent.start(meta.task)
-        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
+        if messages and hasattr(model, "skip"):  # scripted and replay models continue where the log stops
+            model.skip(sum(1 for m in agent.messages if m.get("role") == "assistant"))
+        if follow_up is not None:
+            agent.follow_up(follow_up)
+        else:
+            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
         return agent.run()
     except Exception as exc:
         _record_failure(session, exc)

@@ -22,6 +22,10 @@ from live_swe.scaffolding.render import render
 from live_swe.session.store import Session
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+FOLLOW_UP = (
+    "The user has a follow-up request. Your changes so far are still in the repository, and the final "
+    "patch will hold all of them. Work on it the same way, then submit again.\n\n<task>\n{task}\n</task>"
+)
 
 
 class _Stop(Exception):
@@ -161,6 +165,17 @@ class Agent:
         while messages and messages[-1].get("role") == "assistant":
             messages = messages[:-1]
         self.messages = list(messages)
+
+    def follow_up(self, task: str) -> None:
+        """The person asks for more once the run has ended: the same conversation goes on, on top of
+        the work so far. A submission's tool call gets its answer first (an API expects one)."""
+        last = self.messages[-1] if self.messages else {}
+        if last.get("role") == "assistant":
+            for call in last.get("tool_calls") or []:
+                self.add_message({"role": "tool", "tool_call_id": call.get("id"), "content": "Submitted."})
+        message = {"role": "user", "content": self._redact(FOLLOW_UP.format(task=task.strip()))}
+        self.messages.append(message)
+        self.emit({"t": "message", "step": self.step, "message": message, "follow_up": True})
 
     def run(self) -> RunResult:
         status, message = "error", ""

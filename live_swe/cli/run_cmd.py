@@ -80,7 +80,10 @@ def run(
     command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds per command."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
-    sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
+    sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+    continue_id: str = typer.Option(None, "--continue", metavar="ID",
+                                    help="Continue session ID with this task as a follow-up: the same conversation, "
+                                         "tools and scaffold, on top of its changes (budgets: per follow-up)."),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -88,7 +91,7 @@ def run(
     from live_swe.runner import RunHooks, RunRequest, start_run
     from live_swe.session.store import new_session_id
 
-    session_id = new_session_id()
+    session_id = continue_id or new_session_id()
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))
     if bool(task) == bool(task_file):
@@ -98,6 +101,17 @@ def run(
             task = task_file.read_text()
         except OSError as exc:
             fail(f"cannot read the task file {task_file}: {exc.strerror}")
+    if continue_id:
+        fixed = {"--repo": repo, "--model": model, "--api-base": api_base, "--env": env, "--image": image,
+                 "--scaffold": scaffold, "--command-timeout": command_timeout}
+        given = [name for name, value in fixed.items() if value is not None]
+        if given:
+            fail(f"--continue goes on where session {continue_id} ran, with its model and scaffold; "
+                 f"leave out {', '.join(given)}")
+        _continue(continue_id, task, yolo, as_json, network, sandbox,
+                  {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit})
+        return
+    sandbox = sandbox or "bubblewrap"
     settings = load_settings({
         "model": model, "api_base": api_base, "env": env, "image": image, "scaffold": scaffold,
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
@@ -125,6 +139,27 @@ def run(
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)
+
+
+def _continue(session_id: str, task: str, yolo: bool, as_json: bool, network: bool | None, sandbox: str | None,
+              budgets: dict[str, Any]) -> None:
+    """``run --continue ID``: the follow-up joins the session's conversation (resume_run does the rest)."""
+    from live_swe.runner import resume_run
+
+    hooks, confinement = _resumed_hooks(session_id, yolo, as_json, network, sandbox)
+    _report(resume_run(session_id, hooks, limit_overrides=budgets, sandbox=confinement, follow_up=task), as_json)
+
+
+def _resumed_hooks(session_id: str, yolo: bool, as_json: bool, network: bool | None, sandbox: str | None):
+    """The hooks and the confinement for going on with a session, checked against how it ran."""
+    from live_swe.runner import RunHooks
+    from live_swe.session.store import SessionStore
+
+    meta = SessionStore.default().open(session_id).meta
+    recorded = meta.extra.get("sandbox") or {}
+    confinement = {k: v for k, v in {"mode": sandbox, "network": network}.items() if v is not None}
+    check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
+    return RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress]), confinement
 
 
 def _failed_run(session_id: str) -> dict[str, Any]:
@@ -167,15 +202,10 @@ def resume(
     sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP + " Default: as the session ran."),
 ) -> None:
     """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
-    from live_swe.runner import RunHooks, resume_run
-    from live_swe.session.store import SessionStore
+    from live_swe.runner import resume_run
 
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))
-    meta = SessionStore.default().open(session_id).meta
-    recorded = meta.extra.get("sandbox") or {}
-    confinement = {k: v for k, v in {"mode": sandbox, "network": network}.items() if v is not None}
-    check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
-    hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
+    hooks, confinement = _resumed_hooks(session_id, yolo, as_json, network, sandbox)
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
     _report(resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement), as_json)

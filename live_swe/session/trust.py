@@ -3,7 +3,8 @@
 ``meta.json`` is a summary for readers; a process that could write the session directory could
 also raise its budgets or point its ``repo`` anywhere. So at start the kernel appends a ``session``
 event (repository, environment, model, budgets, confinement) and, once known, a ``base`` event (the
-starting commit); a person who changes the confinement on resume adds a ``confinement`` event. ``resume`` runs where those say: a ``meta.json`` that disagrees is refused, its budgets
+starting commit); a person who changes the confinement on resume adds a ``confinement`` event, and a
+follow-up (``run --continue``) a ``follow_up`` event with the budgets of its turn. ``resume`` runs where those say: a ``meta.json`` that disagrees is refused, its budgets
 count only where they are lower, and the repository must still hold the starting commit.
 """
 
@@ -53,6 +54,27 @@ def record_confinement(session: Session, sandbox: dict[str, Any]) -> None:
     session.append({"t": "confinement", "sandbox": sandbox})
 
 
+def record_follow_up(session: Session, task: str, limits: KernelLimits) -> None:
+    """The person asked for more in the same conversation; ``limits`` hold from now on (a follow-up
+    gets budgets of its own on top of what the conversation has spent)."""
+    session.append({"t": "follow_up", "task": task, "limits": limits.model_dump()})
+
+
+def started_limits(events: list[dict[str, Any]], start: StartRecord) -> KernelLimits:
+    """The budgets the session started with: what each follow-up turn gets again."""
+    record = next((e for e in events if e.get("t") == "session"), None)
+    return (_limits(record.get("limits", {})) if record else None) or start.limits
+
+
+def turn_limits(per_turn: KernelLimits, steps: int, cost: float, elapsed: float) -> KernelLimits:
+    """The budgets of a new turn: ``per_turn`` more steps, cost and wall time than already spent."""
+    return per_turn.model_copy(update={
+        "step_limit": steps + per_turn.step_limit,
+        "cost_limit": cost + per_turn.cost_limit if per_turn.cost_limit else 0.0,
+        "wall_time_limit": elapsed + per_turn.wall_time_limit,
+    })
+
+
 def record_base(session: Session, commit: str) -> None:
     session.append({"t": "base", "commit": commit})
 
@@ -68,12 +90,15 @@ def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord
                            meta_limits or KernelLimits(), meta.base_commit, recorded=False,
                            sandbox=meta.extra.get("sandbox"), api_base=meta.extra.get("api_base"))
     sandbox = record.get("sandbox")
+    limits = _limits(record.get("limits", {})) or KernelLimits()
     for event in events:
         if event.get("t") == "confinement":
             sandbox = {**(sandbox or {}), **(event.get("sandbox") or {})}
+        elif event.get("t") == "follow_up":
+            limits = _limits(event.get("limits", {})) or limits
     start = StartRecord(record.get("repo"), record.get("env", "local"), record.get("image"),
                         record.get("repo_dir", "/testbed"), record.get("model", meta.model),
-                        _lower(_limits(record.get("limits", {})) or KernelLimits(), meta_limits), base, recorded=True,
+                        _lower(limits, meta_limits), base, recorded=True,
                         sandbox=sandbox if sandbox is not None else meta.extra.get("sandbox"),
                         api_base=record.get("api_base", meta.extra.get("api_base")))
     said = {"repo": meta.repo, "env": meta.env, "image": meta.image, "model": meta.model,
