@@ -291,7 +291,8 @@ async def test_resume_a_session_from_the_picker(git_repo):
     async with app.run_test(size=(130, 40)) as pilot:
         await run_to_finish(pilot)
         assert app.result is None or app.result.status == "error"
-    app, factory = make_app(git_repo, [SUBMIT], mode=ApprovalMode.AUTO)
+    # the script of the whole conversation: the resumed run goes on after the reply already given
+    app, factory = make_app(git_repo, [FIX, SUBMIT], mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.press("f3")
         picker = await wait_for_screen(pilot, SessionPicker)

@@ -76,6 +76,7 @@ class LiveSweApp(App):
         Binding("f3", "resume_picker", "Resume"),
         Binding("f4", "finish", "Keep / discard"),
         Binding("f6", "undo_commit", "Undo commit"),
+        Binding("ctrl+n", "new_task", "New task"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -113,6 +114,7 @@ class LiveSweApp(App):
         self.state = "idle"  # idle, running, paused, stopping, finished
         self.session_id = ""
         self.task_text = ""
+        self.follow_ups: list[str] = []  # what the person asked for after the first run of the conversation
         self.step = 0
         self.cost = 0.0
         self.result = None
@@ -186,6 +188,9 @@ class LiveSweApp(App):
         if not task:
             self.notify("Type a task first.", severity="warning")
             return
+        if self.conversation_open:
+            self._follow_up(task)  # the tree holds the conversation's own work, not the person's changes
+            return
         try:
             changes = self._worktree().user_changes()
         except UserError as exc:
@@ -212,6 +217,42 @@ class LiveSweApp(App):
         self._reset_run_view(task)
         self._launch(lambda: self._run_new(task, self.session_id))
 
+    @property
+    def conversation_open(self) -> bool:
+        """A run has ended and its work is neither kept nor discarded: what is typed next follows up."""
+        return self.state == "finished" and self.result is not None and bool(self.session_id)
+
+    def _follow_up(self, task: str) -> None:
+        """The same agent goes on with the same conversation, on top of its own changes."""
+        session_id = self.session_id
+        self.follow_ups.append(task)
+        self.result = None
+        task_box = self.query_one("#task", TextArea)
+        task_box.text = ""
+        task_box.disabled = True
+        self.query_one("#steps", StepLog).focus()
+
+        def job():
+            from live_swe.runner import resume_run
+
+            return resume_run(session_id, self._hooks(), store=self.store,
+                              sandbox={"mode": self.sandbox, "network": self.network}, follow_up=task)
+
+        self._launch(job)
+
+    def action_new_task(self) -> None:
+        """End the conversation: the next task starts a new session (unkept work counts as changes then)."""
+        if self.state in ("running", "paused", "stopping"):
+            return
+        self.result = None
+        self._show_hint()
+        self.notify("The next task starts a new session.")
+
+    def _show_hint(self) -> None:
+        hint = ("Type a follow-up, then Ctrl+R: the agent goes on in this conversation (Ctrl+N: a new task)."
+                if self.conversation_open else "Type the task, then Ctrl+R to run it.")
+        self.query_one("#hint", Static).update(hint)
+
     def _run_new(self, task: str, session_id: str):
         from live_swe.runner import RunRequest, start_run
 
@@ -230,6 +271,7 @@ class LiveSweApp(App):
 
     def _reset_run_view(self, task: str) -> None:
         self.task_text = task
+        self.follow_ups = []
         self.step, self.cost, self.result, self.kept = 0, 0.0, None, None
         self._elapsed, self._stream = 0.0, ""
         self.query_one("#steps", StepLog).remove_children()
@@ -238,6 +280,7 @@ class LiveSweApp(App):
         if self.query("#grade-tab"):
             self.query_one("#right", TabbedContent).remove_pane("grade-tab")  # the grade of an earlier run
         evolution = self.query_one(EvolutionPanel)
+        evolution.clear()  # a new session starts with the seed's evolution, not the last run's
         evolution.session_dir = self.store.root / self.session_id
         task_box = self.query_one("#task", TextArea)
         task_box.text = task
@@ -304,7 +347,10 @@ class LiveSweApp(App):
             msg = event.get("message") or {}
             if step == 0:
                 return  # the system and task messages
-            if msg.get("role") == "assistant":
+            if event.get("follow_up"):
+                task = str(msg.get("content") or "").partition("<task>\n")[2].rpartition("\n</task>")[0]
+                log.mount(Static(Text(f"You: {task}"), classes="note follow-up"))
+            elif msg.get("role") == "assistant":
                 thought, command = split_reply(msg)
                 self._stream = ""
                 self.query_one("#stream", Static).update("")
@@ -392,7 +438,8 @@ class LiveSweApp(App):
             if self.result is not None:
                 self.cost = self.result.cost
                 self.query_one(DiffView).show(self.result.patch)
-                self.show_grade()
+                if not self._quitting:
+                    self.show_grade()
         else:
             error = event.worker.error
             self.notify(f"The run stopped: {error}", severity="error", timeout=15)
@@ -401,6 +448,7 @@ class LiveSweApp(App):
             self._restore_user_changes()
             self.exit(self.result)
             return
+        self._show_hint()
         if self.result is not None:
             self.action_finish()
 
@@ -416,7 +464,7 @@ class LiveSweApp(App):
         tabs = self.query_one("#right", TabbedContent)
         if not self.query("#grade-tab"):
             tabs.add_pane(TabPane("Grade", GradeView(id="grade"), id="grade-tab"))
-            self.call_after_refresh(lambda: self.query_one(GradeView).show(lines))
+            self.call_after_refresh(lambda: [view.show(lines) for view in self.query(GradeView)])
         else:
             self.query_one(GradeView).show(lines)
 
@@ -433,6 +481,16 @@ class LiveSweApp(App):
             self.keep()
         elif choice == "discard":
             self.discard()
+        elif choice == "follow_up":
+            task_box = self.query_one("#task", TextArea)
+            task_box.text = ""
+            task_box.focus()
+        self._show_hint()
+
+    @property
+    def conversation_text(self) -> str:
+        """What the person asked for in this conversation: the task, then each follow-up."""
+        return "\n\n".join([self.task_text] + [f"Follow-up: {text}" for text in self.follow_ups])
 
     def _worktree(self) -> WorkTree:
         """The repository, with the person's identity for commits (read the first time, before a run)."""
@@ -448,7 +506,7 @@ class LiveSweApp(App):
             tree = self._worktree()
             if self.env_kind != "local" and self.result is not None:
                 tree.apply_patch(self.result.patch)  # the work happened in a container
-            self.kept = tree.keep(self.session_id, self.task_text, self._base_commit())
+            self.kept = tree.keep(self.session_id, self.conversation_text, self._base_commit())
         except UserError as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return None

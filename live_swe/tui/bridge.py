@@ -73,6 +73,8 @@ class MeteredModel:
         self.name = model.name
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        if hasattr(model, "skip"):  # scripted and replay models go on where a resumed log stops
+            self.skip = model.skip
 
     def query(self, messages, *, tools=None, on_token=None):
         reply = self.inner.query(messages, tools=tools, on_token=on_token)

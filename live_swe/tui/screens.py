@@ -23,6 +23,11 @@ MODAL_CSS = """
 """
 
 
+def keyed(label: str, key: str) -> Text:
+    """A button label with its key, as plain text: a string would be read as markup, and "[y]" vanish."""
+    return Text(f"{label} [{key}]")
+
+
 class ApprovalScreen(ModalScreen[Decision]):
     """The agent wants to run a command: approve, edit it, or reject it with a comment."""
 
@@ -44,10 +49,10 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Label("The agent wants to run:", classes="question")
             yield Static(Syntax(self.command, "bash", theme="ansi_dark", word_wrap=True), id="command")
             with Horizontal():
-                yield Button("Approve [y]", id="approve", variant="success")
-                yield Button("Edit [e]", id="edit")
-                yield Button("Reject [r]", id="reject", variant="error")
-                yield Button("Approve all [a]", id="approve_all", variant="warning")
+                yield Button(keyed("Approve", "y"), id="approve", variant="success")
+                yield Button(keyed("Edit", "e"), id="edit")
+                yield Button(keyed("Reject", "r"), id="reject", variant="error")
+                yield Button(keyed("Approve all", "a"), id="approve_all", variant="warning")
             yield Input(id="answer", classes="-hidden")
 
     def on_mount(self) -> None:
@@ -122,7 +127,7 @@ class SessionPicker(ModalScreen[str | None]):
             yield Label("Resume a session (Enter) or Esc to cancel:", classes="question")
             if self.metas:
                 yield OptionList(*[
-                    Option(f"{m.id}  {m.status:<15} {m.steps:>3} steps  {' '.join(m.task.split())[:50]}", id=m.id)
+                    Option(Text(f"{m.id}  {m.status:<15} {m.steps:>3} steps  {' '.join(m.task.split())[:50]}"), id=m.id)
                     for m in self.metas
                 ])
             else:
@@ -142,6 +147,7 @@ class FinishScreen(ModalScreen[str]):
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep"),
         Binding("d", "choose('discard')", "Discard"),
+        Binding("f", "choose('follow_up')", "Follow up"),
         Binding("escape", "choose('later')", "Later"),
     ]
 
@@ -155,18 +161,22 @@ class FinishScreen(ModalScreen[str]):
         from live_swe.tui.widgets import _diff_text
 
         with Vertical():
-            yield Label(self.summary, classes="question")
+            yield Label(Text(self.summary), classes="question")  # a model's error text is not markup
             with VerticalScroll(id="patch"):
                 yield Static(_diff_text(self.patch) if self.patch.strip() else Text("The agent changed nothing."))
             with Horizontal():
-                yield Button(f"Keep as a commit on {self.branch} [k]", id="keep", variant="success")
-                yield Button("Discard [d]", id="discard", variant="error")
-                yield Button("Decide later [esc]", id="later")
+                if self.patch.strip():  # nothing changed: nothing to keep or discard
+                    yield Button(keyed(f"Keep as a commit on {self.branch}", "k"), id="keep", variant="success")
+                    yield Button(keyed("Discard", "d"), id="discard", variant="error")
+                yield Button(keyed("Follow up", "f"), id="follow_up", variant="primary")
+                yield Button(keyed("Decide later", "esc"), id="later")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id)
 
     def action_choose(self, choice: str) -> None:
+        if choice in ("keep", "discard") and not self.patch.strip():
+            return
         self.dismiss(choice)
 
 
@@ -188,8 +198,8 @@ class DirtyTreeScreen(ModalScreen[bool]):
             yield Static("live-swe will not mix them with the agent's work. Set them aside (git stash) for "
                          "the run and restore them afterwards, or cancel and commit them yourself.")
             with Horizontal():
-                yield Button("Set aside and run [s]", id="yes", variant="warning")
-                yield Button("Cancel [esc]", id="no")
+                yield Button(keyed("Set aside and run", "s"), id="yes", variant="warning")
+                yield Button(keyed("Cancel", "esc"), id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -154,6 +154,11 @@ class EvolutionPanel(VerticalScroll):
     def compose(self):
         yield Static("No tools or scaffold changes yet.", id="evolution-empty")
 
+    def clear(self) -> None:
+        self.entries = []
+        self.query(Collapsible).remove()
+        self.query_one("#evolution-empty").display = True
+
     def add(self, event: dict[str, Any]) -> None:
         kind, what = event.get("t"), event.get("kind")
         step = event.get("step", 0)
@@ -176,8 +181,7 @@ class EvolutionPanel(VerticalScroll):
                 parts.append(str(event["diff"]))
             body = "\n\n".join(parts)
         self.entries.append({"title": title, "body": body, "event": event})
-        for empty in self.query("#evolution-empty"):
-            empty.remove()
+        self.query_one("#evolution-empty").display = False
         self.mount(Collapsible(Static(_diff_text(body)), title=title, collapsed=True))
 
 

@@ -44,6 +44,9 @@ class WorkTree:
             raise UserError(f"{path} is not a git repository; run `git init` there (or pass --repo PATH)")
         # agent-chosen file names are passed as paths, never as pathspec magic
         self.git = Git(self.path, config=identity.config() if identity else (), env={"GIT_LITERAL_PATHSPECS": "1"})
+        # ... except for `git stash`, which names no path of ours and needs its own pathspecs: with
+        # literal ones it saves untracked files but leaves them in the tree (they would join the agent's work)
+        self._stash_git = Git(self.path, config=identity.config() if identity else ())
 
     def _git(self, *args: str) -> str:
         try:
@@ -69,7 +72,11 @@ class WorkTree:
 
     def stash_user_changes(self, session_id: str) -> str:
         """Put the user's changes aside (untracked files too); returns the stash commit to restore."""
-        self._git("stash", "push", "--include-untracked", "-m", f"live-swe: your changes, set aside during session {session_id}")
+        try:
+            self._stash_git.run("stash", "push", "--include-untracked", "-m",
+                                f"live-swe: your changes, set aside during session {session_id}")
+        except GitFailed as exc:
+            raise UserError(f"git stash failed in {self.path}: {_first_line(exc)}") from None
         return self._git("rev-parse", "stash@{0}").strip()
 
     def restore_user_changes(self, stash_sha: str) -> str | None:
@@ -79,10 +86,10 @@ class WorkTree:
             return f"the set-aside changes ({stash_sha[:10]}) are no longer in `git stash list`"
         ref = f"stash@{{{listed.index(stash_sha)}}}"
         try:
-            self.git.run("stash", "pop", "--index", ref)
+            self._stash_git.run("stash", "pop", "--index", ref)
         except GitFailed:
             try:
-                self.git.run("stash", "pop", ref)
+                self._stash_git.run("stash", "pop", ref)
             except GitFailed as exc:
                 return (f"your changes could not be restored on top of the agent's work ({_first_line(exc)}); "
                         f"they are safe in {ref}: run `git stash pop` when ready")
