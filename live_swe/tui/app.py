@@ -249,7 +249,7 @@ class LiveSweApp(App):
         self.notify("The next task starts a new session.")
 
     def _show_hint(self) -> None:
-        hint = ("Type a follow-up, then Ctrl+R: the agent goes on in this conversation (Ctrl+N: a new task)."
+        hint = ("Type a follow-up, Ctrl+R: the agent goes on (Ctrl+N: a new task)."
                 if self.conversation_open else "Type the task, then Ctrl+R to run it.")
         self.query_one("#hint", Static).update(hint)
 
