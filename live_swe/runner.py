@@ -14,6 +14,7 @@ from live_swe.config import KernelLimits, home
 from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
+from live_swe.repo_instructions import RepoInstructions
 from live_swe.session.store import Session, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
@@ -47,6 +48,7 @@ class RunRequest:
     sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
     network: bool = False  # local env: the sandbox's network
     api_base: str | None = None  # the model's server (litellm models); else the configured one
+    repo_instructions: RepoInstructions | None = None  # the repository's AGENTS.md & co., read by the front end
 
 
 @dataclass
@@ -187,7 +189,12 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         record_base(session, session.meta.base_commit)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)
-        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env))
+        instructions = request.repo_instructions
+        if instructions is not None:
+            agent.emit({"t": "repo_instructions", "files": list(instructions.files),
+                        "chars": len(instructions.text), "truncated": instructions.truncated})
+        agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env),
+                    repo_instructions=instructions.text if instructions else "")
         return agent.run()
     except Exception as exc:
         _record_failure(session, exc)

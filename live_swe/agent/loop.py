@@ -153,12 +153,15 @@ class Agent:
         return {"role": "system", "content": self._render("system", **extra)}
 
     # -- the run
-    def start(self, task: str, repo_map: str = "") -> None:
-        """Begin a fresh conversation."""
+    def start(self, task: str, repo_map: str = "", repo_instructions: str = "") -> None:
+        """Begin a fresh conversation. ``repo_instructions``: the repository's AGENTS.md (or the like)."""
         self.add_message(self.system_message())
         self._system_scaffold = self.guard.current
         self._listed_tools = {t.name for t in self.guard.current.tools}
-        self.add_message({"role": "user", "content": self._render("instance", task=task, repo_map=repo_map)})
+        content = self._render("instance", task=task, repo_map=repo_map, repo_instructions=repo_instructions)
+        if repo_instructions and repo_instructions not in content:  # a scaffold whose template predates them
+            content += f"\n\nThe repository's own instructions:\n<repo_instructions>\n{self._redact(repo_instructions)}\n</repo_instructions>"
+        self.add_message({"role": "user", "content": content})
 
     def restore(self, messages: list[dict[str, Any]]) -> None:
         """Continue a conversation from the log (``resume``). A trailing unanswered reply is dropped."""

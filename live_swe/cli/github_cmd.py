@@ -54,6 +54,9 @@ def resolve(
     cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="US dollars."),
     actor: str = typer.Option(None, "--actor", help="Who triggered the run (default: $GITHUB_ACTOR)."),
     workdir: Path = typer.Option(None, "--workdir", help="The checked-out repository (default: the current directory)."),
+    repo_instructions: bool = typer.Option(True, "--repo-instructions/--no-repo-instructions",
+                                           help="Put the base branch's AGENTS.md (or CLAUDE.md, CONVENTIONS.md) "
+                                                "into the first prompt."),
 ) -> None:
     """Resolve an issue: run the agent on branch live-swe/issue-N and open or update its pull request.
 
@@ -73,7 +76,7 @@ def resolve(
     client = GitHubClient.from_environment(repo, log=_stderr)
     options = ResolveOptions(
         repo=repo, issue=issue, workdir=(workdir or Path.cwd()).resolve(), base=base, draft=draft, model=model,
-        step_limit=step_limit, cost_limit=cost_limit, actor=actor,
+        step_limit=step_limit, cost_limit=cost_limit, actor=actor, repo_instructions=repo_instructions,
     )
     hooks = RunHooks(observers=[_progress])
     outcome = resolve_issue(options, client, hooks, log=_stderr)

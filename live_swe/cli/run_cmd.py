@@ -81,6 +81,9 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
+    repo_instructions: bool = typer.Option(True, "--repo-instructions/--no-repo-instructions",
+                                           help="Put the repository's AGENTS.md (or CLAUDE.md, CONVENTIONS.md) "
+                                                "into the first prompt."),
     continue_id: str = typer.Option(None, "--continue", metavar="ID",
                                     help="Continue session ID with this task as a follow-up: the same conversation, "
                                          "tools and scaffold, on top of its changes (budgets: per follow-up)."),
@@ -136,9 +139,20 @@ def run(
         sandbox=sandbox,
         network=settings.sandbox.network,
         api_base=settings.api_base,
+        repo_instructions=_instructions(host_repo, as_json) if repo_instructions else None,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)
+
+
+def _instructions(host_repo: Path | None, quiet: bool):
+    """The repository's instructions for agents, seen from this directory (said on stderr)."""
+    from live_swe.repo_instructions import from_work_tree
+
+    found = from_work_tree(host_repo, Path.cwd()) if host_repo is not None else None
+    if found is not None and not quiet:
+        print(shown(f"live-swe: repository instructions: {found.summary()}"), file=sys.stderr)
+    return found
 
 
 def _continue(session_id: str, task: str, yolo: bool, as_json: bool, network: bool | None, sandbox: str | None,

@@ -22,6 +22,9 @@ def tui(
     task: str = typer.Option("", "--task", "-t", help="Start with this task in the task box."),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
+    repo_instructions: bool = typer.Option(True, "--repo-instructions/--no-repo-instructions",
+                                           help="Put the repository's AGENTS.md (or CLAUDE.md, CONVENTIONS.md) "
+                                                "into the first prompt."),
 ) -> None:
     """Work with the agent interactively: watch it, steer it, keep or discard what it did."""
     try:
@@ -43,5 +46,5 @@ def tui(
     root = WorkTree(repo.resolve()).path  # a clear error now if it is not a git repository
     app = LiveSweApp(root, default_model_name(settings.model), env=settings.env, image=settings.image,
                      limits=settings.limits, approval_mode=ApprovalMode(mode), task=task,
-                     network=settings.sandbox.network, sandbox=sandbox)
+                     network=settings.sandbox.network, sandbox=sandbox, repo_instructions=repo_instructions)
     run_app(app, inline=inline)

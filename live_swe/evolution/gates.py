@@ -34,7 +34,7 @@ MAX_RENDERED_CHARS = 200_000
 _BASE_KEYS = ("repo_dir", "scaffold_dir", "action_format", "command_timeout", "tools", "step", "model")
 _ROLE_KEYS = {
     "system": (),
-    "instance": ("task", "repo_map"),
+    "instance": ("task", "repo_map", "repo_instructions"),
     "observation": ("output", "truncated", "reflection"),
     "format_error": ("error",),
     "reflection": (),
@@ -101,6 +101,7 @@ def role_contexts(role: str) -> list[dict[str, Any]]:
         model="local/qwen2.5-coder-0.5b",
         tools=[],
         repo_map="",
+        repo_instructions="",
         truncated=True,
         reflection="<reflection>Reflect briefly.</reflection>",
         output={**sample["output"], "text": "", "returncode": 1, "timed_out": True,

@@ -38,6 +38,7 @@ class ResolveOptions:
     step_limit: int | None = None
     cost_limit: float | None = None
     actor: str | None = None
+    repo_instructions: bool = True  # the base branch's AGENTS.md (or CLAUDE.md, CONVENTIONS.md) in the prompt
 
 
 @dataclass
@@ -115,6 +116,7 @@ def resolve_issue(
 ) -> ResolveOutcome:
     from live_swe.config import load_settings
     from live_swe.models.resolve import default_model_name
+    from live_swe.repo_instructions import from_commit
     from live_swe.runner import RunHooks, RunRequest, start_run
 
     number, branch = options.issue, branch_name(options.issue)
@@ -164,6 +166,8 @@ def resolve_issue(
             scaffold_ref=settings.scaffold,
             limits=settings.limits,
             parent=f"github:{options.repo}#{number}",
+            # the base branch's AGENTS.md & co., as committed: never the issue's text, nor the work tree
+            repo_instructions=from_commit(checkout.path, base_sha) if options.repo_instructions else None,
             extra={"github": {"repo": options.repo, "issue": number, "branch": branch, "actor": actor,
                               "base": base_name}},
         )

@@ -161,6 +161,7 @@ def sample_context() -> dict[str, Any]:
         "task": "Fix the off-by-one error in utils.slice_window.",
         "repo_dir": "/testbed",
         "repo_map": "utils.py:\n  def slice_window(items, size)",
+        "repo_instructions": "# AGENTS.md\nRun the tests with `python -m pytest -q`.",
         "action_format": "text",
         "command_timeout": 60,
         "tools": [{"name": "find-def", "description": "Find a definition", "usage": "find-def NAME"}],

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import Collapsible, Footer, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from live_swe.config import KernelLimits
@@ -24,6 +24,7 @@ from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
+from live_swe.repo_instructions import from_work_tree
 from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
@@ -96,6 +97,7 @@ class LiveSweApp(App):
         task: str = "",
         network: bool = False,
         sandbox: str = "bubblewrap",
+        repo_instructions: bool = True,
     ):
         super().__init__()
         self.repo = Path(repo).resolve()
@@ -104,6 +106,8 @@ class LiveSweApp(App):
         self.image = image
         self.network = network  # the local sandbox's network
         self.sandbox = sandbox
+        self.read_instructions = repo_instructions  # the repository's AGENTS.md & co. into the first prompt
+        self.instructions = None  # what the current run got (RepoInstructions)
         self.limits = limits or KernelLimits()
         self.store = store or SessionStore.default()
         self._model_factory = model_factory
@@ -215,6 +219,7 @@ class LiveSweApp(App):
             self.stash = self._worktree().stash_user_changes(self.session_id)
             self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
         self._reset_run_view(task)
+        self.instructions = from_work_tree(self.repo, Path.cwd()) if self.read_instructions else None
         self._launch(lambda: self._run_new(task, self.session_id))
 
     @property
@@ -257,7 +262,8 @@ class LiveSweApp(App):
         from live_swe.runner import RunRequest, start_run
 
         request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
-                             limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network)
+                             limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network,
+                             repo_instructions=self.instructions)
         return start_run(request, self._hooks(), store=self.store)
 
     def _hooks(self):
@@ -321,6 +327,7 @@ class LiveSweApp(App):
             self._worktree()  # the person's identity, read before the agent runs again
         self.model_name = start.model
         self.session_id = session_id
+        self.instructions = None
         self._reset_run_view(meta.task)
         for event in events:  # what happened before, as it was shown then
             self._show_event(event)
@@ -382,6 +389,10 @@ class LiveSweApp(App):
                 card.set_review(f"format error: {event.get('reason', '')}")
         elif kind in ("tool", "scaffold"):
             self.query_one(EvolutionPanel).add(event)
+        elif kind == "repo_instructions":
+            title = f"Repository instructions: {', '.join(event.get('files') or [])} ({event.get('chars', 0):,} characters)"
+            text = self.instructions.text if self.instructions is not None else "(in the first prompt)"
+            log.mount(Collapsible(Static(Text(text)), title=title, collapsed=True, classes="instructions"))
         elif kind == "resume":
             log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
         elif kind == "note":
