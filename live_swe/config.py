@@ -1,6 +1,9 @@
-"""User configuration: CLI > environment (LIVE_SWE_*) > config file > defaults.
+"""User configuration: CLI > environment (LIVE_SWE_*) > project file > config file > defaults.
 
-The config file is ``$LIVE_SWE_HOME/config.yaml``. Unknown keys are rejected with the file named.
+The config file is ``$LIVE_SWE_HOME/config.yaml``; a repository may add ``.live-swe/config.yaml``
+(model, env, image, scaffold, limits, contract, max_tokens: where the key goes, ``api_base``, and
+what the sandbox allows, ``sandbox``, stay the person's). Unknown keys are rejected with the file
+named and the nearest known key suggested.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Settings(BaseModel):
     scaffold: str = "seed"
     limits: KernelLimits = KernelLimits()
     sandbox: SandboxSettings = SandboxSettings()
+    contract: str | None = None  # a behavioural contract file (a path)
 
     @field_validator("api_base")
     @classmethod
@@ -92,6 +96,49 @@ def config_path() -> Path:
     return home() / "config.yaml"
 
 
+PROJECT_FILE = Path(".live-swe") / "config.yaml"
+# What a repository may not choose for the person running live-swe in it: where their provider key is
+# sent (a model server) and what the agent's sandbox allows.
+NOT_FROM_A_PROJECT = {
+    "api_base": "a repository must not choose the server your key is sent to; use --api-base or your own config",
+    "sandbox": "a repository must not open the agent's sandbox; use --network or your own config",
+}
+
+
+def project_config_path(start: Path | None) -> Path | None:
+    """The settings file of the repository holding ``start`` (a folder in it), if it has one."""
+    if start is None:
+        return None
+    for folder in (Path(start).resolve(), *Path(start).resolve().parents):
+        if (folder / ".git").exists():
+            path = folder / PROJECT_FILE
+            return path if path.is_file() and not path.is_symlink() else None
+    return None
+
+
+def _check_keys(data: dict[str, Any], model: type[BaseModel], where: str, prefix: str = "") -> None:
+    """Unknown keys, at any depth, as one error naming the file and the nearest known key."""
+    import difflib
+
+    for key, value in data.items():
+        field = model.model_fields.get(key) if isinstance(key, str) else None
+        if field is None:
+            known = sorted(model.model_fields)
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"did you mean '{prefix}{close[0]}'?" if close else f"known settings: {', '.join(known)}"
+            raise ConfigError(f"{where}: unknown setting '{prefix}{key}'; {hint}")
+        inner = field.annotation
+        if isinstance(value, dict) and isinstance(inner, type) and issubclass(inner, BaseModel):
+            _check_keys(value, inner, where, f"{prefix}{key}.")
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
+
+
 def _from_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
@@ -124,10 +171,20 @@ def _set(data: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
     data[keys[-1]] = value
 
 
-def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
-    """Merge defaults, the config file, the environment and CLI overrides (None values ignored)."""
+def load_settings(overrides: dict[str, Any] | None = None, project: Path | None = None) -> Settings:
+    """Merge defaults, the config file, the project's file (of the repository ``project``), the
+    environment and CLI overrides (None values ignored)."""
     path = config_path()
     data = _from_file(path)
+    _check_keys(data, Settings, str(path))
+    project_file = project_config_path(project)
+    if project_file is not None:
+        shared = _from_file(project_file)
+        _check_keys(shared, Settings, str(project_file))
+        for key, why in NOT_FROM_A_PROJECT.items():
+            if key in shared:
+                raise ConfigError(f"{project_file}: {key!r} cannot be set by a project ({why})")
+        data = _merge(data, shared)
     for suffix, keys in _ENV_KEYS.items():
         value = os.environ.get(ENV_PREFIX + suffix)
         if value not in (None, ""):
@@ -139,4 +196,5 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
         return Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"configuration ({path} or {ENV_PREFIX}* variables): {problems}") from exc
+        files = " or ".join(str(f) for f in (config_path(), project_file) if f is not None)
+        raise ConfigError(f"configuration ({files} or {ENV_PREFIX}* variables): {problems}") from exc

@@ -120,7 +120,7 @@ def run(
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,
         "sandbox.network": network,
-    })
+    }, project=repo or Path.cwd())
     if settings.env not in ("local", "docker"):
         fail(f"unknown environment {settings.env!r}; use local or docker")
     check_confinement(settings.env, sandbox)

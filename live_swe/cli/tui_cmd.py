@@ -39,7 +39,7 @@ def tui(
 
     if mode not in {m.value for m in ApprovalMode}:
         fail(f"unknown approval mode {mode!r}; use confirm, auto or read-only")
-    settings = load_settings({"model": model, "env": env, "image": image, "sandbox.network": network})
+    settings = load_settings({"model": model, "env": env, "image": image, "sandbox.network": network}, project=repo)
     if settings.env not in ("local", "docker"):
         fail(f"unknown environment {settings.env!r}; use local or docker")
     check_confinement(settings.env, sandbox)

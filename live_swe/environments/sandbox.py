@@ -328,7 +328,9 @@ def command_sandbox(repo: Path, scaffold: Path | None, *, network: bool) -> list
     repo = Path(os.path.realpath(repo))
     git_writable, git_protected = _git_machinery(repo)
     writable = [repo, *git_writable] + ([Path(os.path.realpath(scaffold))] if scaffold else [])
-    return [*mount_arguments(writable, extra_protected=git_protected, parent_as_is=_parent_as_is(repo)),
+    # the project's live-swe settings (model, budgets) are the person's to change, not the agent's
+    protected = [*git_protected, repo / ".live-swe"]
+    return [*mount_arguments(writable, extra_protected=protected, parent_as_is=_parent_as_is(repo)),
             *namespace_arguments(network=network, as_pid_1=True), "--chdir", str(repo)]
 
 

@@ -153,7 +153,7 @@ def resolve_issue(
         checkout.start_branch(branch, base_sha)
         say(f"branch {branch} from {base_name} ({base_sha[:10]})")
         settings = load_settings({"model": options.model, "limits.step_limit": options.step_limit,
-                                  "limits.cost_limit": options.cost_limit})
+                                  "limits.cost_limit": options.cost_limit}, project=checkout.path)
         hooks = hooks or RunHooks()
         hooks.approver = None  # headless: the agent's commands run without confirmation (--yolo)
         facts.model = default_model_name(settings.model)
