@@ -72,9 +72,10 @@ async def test_edit_a_command_and_reject_one_with_a_comment(git_repo):
         await pilot.press("ctrl+r")
         await wait_for_screen(pilot, ApprovalScreen)
         await pilot.press("e")
-        editor = app.screen.query_one("#answer")
-        editor.value = "sed -i 's/a - b/a+b/' calc.py"
-        await pilot.press("enter")
+        editor = app.screen.query_one("#editor")  # a multi-line editor, holding the command
+        assert editor.text == "echo wrong > calc.py"
+        editor.text = "sed -i 's/a - b/a+b/' calc.py"
+        await pilot.press("ctrl+s")
         await wait_for_screen(pilot, ApprovalScreen)
         assert app.screen.command == "rm calc.py"
         await pilot.press("r")

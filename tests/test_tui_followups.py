@@ -118,3 +118,78 @@ def test_set_aside_takes_untracked_files_out_of_the_tree_and_brings_them_back(gi
     assert tree.restore_user_changes(stash) is None
     assert (git_repo / "notes.txt").read_text() == "my own notes\n"
     assert (git_repo / "README.md").read_text() == "# calc\nmine\n"
+
+
+HEREDOC = "cat > notes.txt <<'EOF'\nfirst line\nsecond line\nEOF"
+
+
+async def test_editing_a_heredoc_uses_a_multi_line_editor(git_repo):
+    app, _ = make_app(git_repo, [bash_reply(HEREDOC), SUBMIT])
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Write notes")
+        await pilot.press("ctrl+r")
+        screen = await wait_for_screen(pilot, ApprovalScreen)
+        await pilot.press("e")
+        editor = screen.query_one("#editor")
+        assert editor.text == HEREDOC and editor.has_focus  # the whole command, every line
+        await pilot.press("end", "enter")  # Enter is a new line (after the first), not "run"
+        await type_text(pilot, "third")
+        assert isinstance(app.screen, ApprovalScreen)
+        await pilot.press("ctrl+s")
+        await wait_for_screen(pilot, ApprovalScreen)  # the submission, asked for in turn
+        await pilot.press("y")
+        await wait_for_screen(pilot, FinishScreen)
+        [card] = [c for c in app.query(StepCard) if c.step == 1]
+    assert (git_repo / "notes.txt").read_text() == "third\nfirst line\nsecond line\n"  # the edited heredoc ran
+    assert card.review.startswith("edited to: cat > notes.txt <<'EOF'\nthird\nfirst line")
+
+
+async def test_an_expanded_step_shows_the_commands_output_and_model_view_is_a_toggle(git_repo):
+    app, _ = make_app(git_repo, [bash_reply("cat calc.py"), SUBMIT], mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Read")
+        await pilot.press("ctrl+r")
+        await wait_for_screen(pilot, FinishScreen)
+        await pilot.press("escape")
+        [card] = [c for c in app.query(StepCard) if c.step == 1]
+        assert card.shown_output == "def add(a, b):\n    return a - b\n"  # as the command printed it
+        assert "<returncode>" not in card.shown_output and "Reflect" not in card.shown_output
+        await pilot.press("f8")
+        assert "<returncode>0</returncode>" in card.shown_output  # what the model was sent
+        assert "model view" in card.query_one("Collapsible").title
+        await pilot.press("f8")
+        assert card.shown_output.startswith("def add")
+
+
+async def test_the_footer_shows_the_keys_of_the_screen_in_front_and_f5_switches_tabs(git_repo):
+    from textual.widgets import TabbedContent
+
+    app, _ = make_app(git_repo, [FIX, SUBMIT])
+    async with app.run_test(size=(80, 24)) as pilot:
+        async def footer_keys() -> set[str]:
+            from textual.widgets._footer import FooterKey
+
+            await pilot.pause()
+            return {key.description for key in app.screen.query(FooterKey) if not key.disabled}
+
+        assert app.query_one("#right", TabbedContent).active == "diff-tab"
+        await pilot.press("f5")
+        assert app.query_one("#right", TabbedContent).active == "evolution-tab"
+        await pilot.press("f5")
+        assert app.query_one("#right", TabbedContent).active == "diff-tab"
+        keys = await footer_keys()
+        assert {"Run task", "Diff/Evolution", "Model view"} <= keys
+        assert "Keep / discard" not in keys and "Undo commit" not in keys and "Pause & message" not in keys
+        await pilot.click("#task")
+        await type_text(pilot, "Fix add")
+        await pilot.press("ctrl+r")
+        await wait_for_screen(pilot, ApprovalScreen)
+        assert app.query_one("#status").plain.startswith("running")  # first, where 80 columns keep it
+        keys = await footer_keys()
+        assert {"Approve", "Edit", "Reject", "Approve all"} <= keys and "Run task" not in keys
+        assert app.screen.query("Footer")
+        await pilot.press("e")
+        keys = await footer_keys()
+        assert "Run edited" in keys and "Approve" not in keys

@@ -94,6 +94,8 @@ class Agent:
         self._pending_user_note: str | None = None
         self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
         self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
+        # a front end showing each command's own output (the UI), next to what the model is sent
+        self.on_output: Callable[[int, Output], None] | None = None
         self._system_scaffold = None  # the scaffold messages[0] was last checked against
         self._listed_tools: set[str] | None = None  # the tools messages[0] lists (None: not known, after resume)
         # The secrets this process holds never reach the model, the hooks or the log.
@@ -249,6 +251,8 @@ class Agent:
             return
         output = self.env.execute(command, timeout=self.limits.command_timeout)
         output = dataclasses.replace(output, text=self._redact(output.text))
+        if self.on_output:
+            self.on_output(self.step, output)
         if is_submission(output):
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
             raise _Stop("submitted")

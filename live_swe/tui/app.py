@@ -32,6 +32,7 @@ from live_swe.tui.bridge import (
     AgentEvent,
     ApprovalMode,
     ApprovalRequested,
+    CommandOutput,
     DiffUpdated,
     PauseReached,
     TokensStreamed,
@@ -78,6 +79,8 @@ class LiveSweApp(App):
         Binding("f4", "finish", "Keep / discard"),
         Binding("f6", "undo_commit", "Undo commit"),
         Binding("ctrl+n", "new_task", "New task"),
+        Binding("f5", "next_tab", "Diff/Evolution"),
+        Binding("f8", "toggle_model_view", "Model view"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -131,6 +134,8 @@ class LiveSweApp(App):
         self.streamed: list[str] = []  # every streamed piece of every reply, in order
         self._worker: Worker | None = None
         self._quitting = False
+        self.model_view = False  # step cards show what the model was sent instead of the output
+        self._keys_state: tuple = ()
 
     # -- layout
     def compose(self) -> ComposeResult:
@@ -163,6 +168,10 @@ class LiveSweApp(App):
         return self._elapsed
 
     def refresh_status(self) -> None:
+        keys_state = (self.state, self.result is None, self.kept is None, self.bridge.pause_requested.is_set())
+        if keys_state != self._keys_state:  # what the footer offers depends on these
+            self._keys_state = keys_state
+            self.refresh_bindings()
         model = self.bridge.model
         self.query_one(StatusLine).show(
             model=self.model_name, step=self.step, tokens=model.tokens if model else 0, cost=self.cost,
@@ -361,12 +370,14 @@ class LiveSweApp(App):
                 thought, command = split_reply(msg)
                 self._stream = ""
                 self.query_one("#stream", Static).update("")
-                log.mount(StepCard(step, thought, command))
+                card = StepCard(step, thought, command)
+                card.model_view = self.model_view
+                log.mount(card)
                 self.step = max(self.step, step)
             elif msg.get("role") in ("user", "tool"):
                 card = log.card(step)
-                if card is not None and not card.output:
-                    card.set_output(str(msg.get("content") or ""))
+                if card is not None and not card.observation:
+                    card.set_observation(str(msg.get("content") or ""))
                 elif card is None:
                     log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
             log.scroll_end(animate=False)
@@ -400,6 +411,24 @@ class LiveSweApp(App):
         elif kind == "end":
             self.cost = float(event.get("cost") or self.cost)
 
+    def on_command_output(self, message: CommandOutput) -> None:
+        card = self.query_one("#steps", StepLog).card(message.step)
+        if card is not None:
+            card.set_output(message.text)
+
+    def action_toggle_model_view(self) -> None:
+        """Each step's output as the command printed it, or as the model was sent it."""
+        self.model_view = not self.model_view
+        for card in self.query(StepCard):
+            card.set_model_view(self.model_view)
+        self.notify("Steps show what the model was sent." if self.model_view else "Steps show the commands' output.")
+
+    def action_next_tab(self) -> None:
+        tabs = self.query_one("#right", TabbedContent)
+        panes = [pane.id for pane in tabs.query(TabPane)]
+        if tabs.active in panes:
+            tabs.active = panes[(panes.index(tabs.active) + 1) % len(panes)]
+
     def on_tokens_streamed(self, message: TokensStreamed) -> None:
         self._stream += message.text
         self.streamed.append(message.text)
@@ -423,12 +452,21 @@ class LiveSweApp(App):
         self.push_screen(PauseScreen(), sent)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "pause":
-            return self.state == "running" and not self.bridge.pause_requested.is_set()
-        return True
+        """What works now; the rest is left out of the footer (False), so it shows the keys that do."""
+        busy = self.state in ("running", "paused", "stopping")
+        available = {
+            "pause": self.state == "running" and not self.bridge.pause_requested.is_set(),
+            "run_task": not busy,
+            "resume_picker": not busy,
+            "finish": self.state == "finished" and self.result is not None,
+            "undo_commit": self.kept is not None and not busy,
+            "new_task": self.conversation_open,
+        }.get(action, True)
+        return bool(available)
 
     def action_pause(self) -> None:
         self.bridge.request_pause()
+        self.refresh_status()
         self.notify("The agent pauses after the current command.")
 
     def action_cycle_mode(self) -> None:

@@ -44,6 +44,15 @@ class TokensStreamed(Message):
         self.text = text
 
 
+class CommandOutput(Message):
+    """What a step's command printed, as it printed it (the model is sent the observation built from it)."""
+
+    def __init__(self, step: int, text: str):
+        super().__init__()
+        self.step = step
+        self.text = text
+
+
 class DiffUpdated(Message):
     def __init__(self, diff: str):
         super().__init__()
@@ -111,6 +120,7 @@ class AgentBridge:
         self.agent = agent
         agent.on_token = self.on_token
         agent.before_step = self.before_step
+        agent.on_output = self.on_output
 
     # -- called on the worker thread
     def approve(self, command: str) -> Decision:
@@ -135,6 +145,9 @@ class AgentBridge:
             raise KeyboardInterrupt
         if text and text.strip() and self.agent is not None:
             self.agent.send_user_message(text.strip())  # goes in before this step's query
+
+    def on_output(self, step: int, output) -> None:
+        self.app.post_message(CommandOutput(step, output.text))
 
     def on_token(self, text: str) -> None:
         self.app.post_message(TokensStreamed(text))

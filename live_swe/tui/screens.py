@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from live_swe.agent.interfaces import Decision
@@ -29,35 +29,51 @@ def keyed(label: str, key: str) -> Text:
 
 
 class ApprovalScreen(ModalScreen[Decision]):
-    """The agent wants to run a command: approve, edit it, or reject it with a comment."""
+    """The agent wants to run a command: approve, edit it (a multi-line editor: a heredoc is one
+    command), or reject it with a comment."""
 
-    DEFAULT_CSS = MODAL_CSS.format(name="ApprovalScreen")
+    DEFAULT_CSS = MODAL_CSS.format(name="ApprovalScreen") + (
+        "ApprovalScreen #editor { height: auto; min-height: 5; max-height: 20; margin-top: 1; }")
     BINDINGS = [
         Binding("y", "approve", "Approve"),
         Binding("e", "edit", "Edit"),
         Binding("r", "reject", "Reject"),
         Binding("a", "approve_all", "Approve all"),
+        Binding("ctrl+s", "run_edited", "Run edited", priority=True),
+        Binding("escape", "close_input", "Back", priority=True),
     ]
 
     def __init__(self, command: str):
         super().__init__()
         self.command = command
-        self._editing: str | None = None  # "edit" or "reject" while the input is open
+        self._editing: str | None = None  # "edit" or "reject" while the editor or input is open
 
     def compose(self):
         with Vertical():
             yield Label("The agent wants to run:", classes="question")
             yield Static(Syntax(self.command, "bash", theme="ansi_dark", word_wrap=True), id="command")
-            with Horizontal():
+            with Horizontal(id="choices"):
                 yield Button(keyed("Approve", "y"), id="approve", variant="success")
                 yield Button(keyed("Edit", "e"), id="edit")
                 yield Button(keyed("Reject", "r"), id="reject", variant="error")
                 yield Button(keyed("Approve all", "a"), id="approve_all", variant="warning")
-            yield Input(id="answer", classes="-hidden")
+            yield TextArea(self.command, id="editor", language=None, soft_wrap=True, show_line_numbers=True)
+            yield Input(id="answer")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#answer", Input).display = False
+        self.query_one("#editor", TextArea).display = False
         self.query_one("#approve", Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("run_edited",):
+            return self._editing == "edit"
+        if action == "close_input":
+            return self._editing is not None
+        if action in ("approve", "approve_all", "edit", "reject"):
+            return self._editing is None  # False: left out of the footer
+        return True
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.run_action(event.button.id)
@@ -72,26 +88,40 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.dismiss(Decision("approve"))
 
     def action_edit(self) -> None:
-        self._open_input("edit", self.command, "the command to run instead (Enter to run it)")
-
-    def action_reject(self) -> None:
-        self._open_input("reject", "", "why not? (sent to the agent; Enter to reject)")
-
-    def _open_input(self, kind: str, value: str, placeholder: str) -> None:
         if self._editing is not None:
             return
-        self._editing = kind
+        self._set_editing("edit")
+        editor = self.query_one("#editor", TextArea)
+        editor.border_title = "the command to run instead (Ctrl+S runs it, Esc goes back)"
+        editor.display = True
+        editor.focus()
+
+    def action_reject(self) -> None:
+        if self._editing is not None:
+            return
+        self._set_editing("reject")
         answer = self.query_one("#answer", Input)
-        answer.value, answer.placeholder, answer.display = value, placeholder, True
+        answer.value, answer.placeholder, answer.display = "", "why not? (sent to the agent; Enter to reject)", True
         answer.focus()
 
+    def action_run_edited(self) -> None:
+        text = self.query_one("#editor", TextArea).text.strip()
+        if self._editing == "edit" and text:
+            self.dismiss(Decision("edit", command=text))
+
+    def action_close_input(self) -> None:
+        self.query_one("#editor", TextArea).display = False
+        self.query_one("#answer", Input).display = False
+        self._set_editing(None)
+        self.query_one("#approve", Button).focus()
+
+    def _set_editing(self, kind: str | None) -> None:
+        self._editing = kind
+        self.refresh_bindings()  # the footer shows the keys that work now
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
-        if self._editing == "edit":
-            if text:
-                self.dismiss(Decision("edit", command=text))
-        elif self._editing == "reject":
-            self.dismiss(Decision("reject", comment=text))
+        if self._editing == "reject":
+            self.dismiss(Decision("reject", comment=event.value.strip()))
 
 
 class PauseScreen(ModalScreen[str]):
@@ -104,6 +134,7 @@ class PauseScreen(ModalScreen[str]):
             yield Label("The agent is paused. Tell it something, then press Enter to let it go on:",
                         classes="question")
             yield Input(placeholder="a message for the agent (empty: just go on)", id="message")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -132,6 +163,7 @@ class SessionPicker(ModalScreen[str | None]):
                 ])
             else:
                 yield Static("No sessions yet.")
+        yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
@@ -170,13 +202,17 @@ class FinishScreen(ModalScreen[str]):
                     yield Button(keyed("Discard", "d"), id="discard", variant="error")
                 yield Button(keyed("Follow up", "f"), id="follow_up", variant="primary")
                 yield Button(keyed("Decide later", "esc"), id="later")
+        yield Footer()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "choose" and parameters and parameters[0] in ("keep", "discard") and not self.patch.strip():
+            return False  # nothing changed: nothing to keep or discard (and no key for it in the footer)
+        return True
+
     def action_choose(self, choice: str) -> None:
-        if choice in ("keep", "discard") and not self.patch.strip():
-            return
         self.dismiss(choice)
 
 
@@ -200,6 +236,7 @@ class DirtyTreeScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button(keyed("Set aside and run", "s"), id="yes", variant="warning")
                 yield Button(keyed("Cancel", "esc"), id="no")
+        yield Footer()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -36,19 +36,20 @@ def split_reply(message: dict[str, Any]) -> tuple[str, str]:
 
 
 class StatusLine(Static):
-    """model · step · tokens · cost · elapsed · approval mode · network · session."""
+    """run state · step · cost · elapsed · approval mode · network · model · tokens · session: what
+    changes and matters most first, so a narrow terminal (80 columns) cuts only the end."""
 
     def show(self, *, model: str, step: int, tokens: int, cost: float, elapsed: float, mode: str,
              session: str, state: str, network: str = "off") -> None:
         minutes, seconds = divmod(int(elapsed), 60)
         text = Text()
         for label, value in (
-            ("model", model or "-"), ("step", str(step)), ("tokens", f"{tokens:,}"), ("cost", f"${cost:.4f}"),
-            ("time", f"{minutes:02d}:{seconds:02d}"), ("mode", mode), ("net", network), ("session", session or "-"),
-            ("", state),
+            ("", state), ("step", str(step)), ("cost", f"${cost:.4f}"), ("time", f"{minutes:02d}:{seconds:02d}"),
+            ("mode", mode), ("net", network), ("model", model or "-"), ("tokens", f"{tokens:,}"),
+            ("session", session or "-"),
         ):
             if text:
-                text.append("  │  ", style="dim")
+                text.append(" │ ", style="dim")
             if label:
                 text.append(f"{label} ", style="dim")
             text.append(value, style="bold")
@@ -73,7 +74,9 @@ class StepCard(Vertical):
         self.step = step
         self.thought = thought
         self.command = command
-        self.output = ""
+        self.output: str | None = None  # what the command printed (known for steps run in this app)
+        self.observation = ""  # what the model was sent
+        self.model_view = False  # show the observation instead of the output
         self.review = ""
         self.returncode: int | None = None
         self.timed_out = False
@@ -85,7 +88,7 @@ class StepCard(Vertical):
                      classes="command")
         yield Static(Text(self.review), classes="review")
         with Collapsible(title=self._output_title(), collapsed=True):
-            yield Static(Text(self.output[:OUTPUT_PREVIEW_CHARS]), classes="output")
+            yield Static(Text(self.shown_output[:OUTPUT_PREVIEW_CHARS]), classes="output")
 
     def on_mount(self) -> None:
         self._apply()  # anything set between composing and mounting
@@ -95,8 +98,26 @@ class StepCard(Vertical):
         self._apply()
 
     def set_output(self, text: str) -> None:
+        """What the command printed."""
         self.output = text
         self._apply()
+
+    def set_observation(self, text: str) -> None:
+        """What the model was sent for this step."""
+        self.observation = text
+        self._apply()
+
+    def set_model_view(self, on: bool) -> None:
+        self.model_view = on
+        self._apply()
+
+    @property
+    def shown_output(self) -> str:
+        """The command's own output; the model's view when asked for, or when that is all there is
+        (a step shown from the log of an earlier run)."""
+        if self.model_view or self.output is None:
+            return self.observation
+        return self.output
 
     def set_result(self, returncode: int, timed_out: bool = False) -> None:
         self.returncode, self.timed_out = returncode, timed_out
@@ -108,14 +129,21 @@ class StepCard(Vertical):
         return f"Step {self.step} · " + ("timed out" if self.timed_out else f"exit {self.returncode}")
 
     def _output_title(self) -> str:
-        return f"output ({len(self.output.splitlines())} lines)" if self.output else "output"
+        if self.model_view or self.output is None:
+            label, shown = "model view", self.observation
+        else:
+            label, shown = "output", self.output
+        if not shown:
+            return f"{label} (empty)" if self.output is not None or self.observation else label
+        lines = len(shown.splitlines())
+        return f"{label} ({lines} line{'s' if lines != 1 else ''})"
 
     def _apply(self) -> None:
         """Show the current fields; before the children exist, compose shows them instead."""
         try:
             self.query_one(".title", Static).update(self._title())
             self.query_one(".review", Static).update(Text(self.review))
-            self.query_one(".output", Static).update(Text(self.output[:OUTPUT_PREVIEW_CHARS]))
+            self.query_one(".output", Static).update(Text(self.shown_output[:OUTPUT_PREVIEW_CHARS]))
             self.query_one(Collapsible).title = self._output_title()
         except NoMatches:
             pass
