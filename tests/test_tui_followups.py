@@ -75,7 +75,7 @@ async def test_dialogs_show_their_keys_and_keep_is_not_offered_when_nothing_chan
         assert button_labels(approval) == ["Approve [y]", "Edit [e]", "Reject [r]", "Approve all [a]"]
         await pilot.press("y")
         finish = await wait_for_screen(pilot, FinishScreen)
-        assert button_labels(finish) == ["Follow up [f]", "Decide later [esc]"]
+        assert button_labels(finish) == ["Follow up [f]", "Decide later [esc]"]  # no Keep, no Discard
         await pilot.press("k")  # nothing to keep: the key does nothing
         await pilot.pause()
         assert isinstance(app.screen, FinishScreen) and app.kept is None
@@ -141,6 +141,8 @@ async def test_editing_a_heredoc_uses_a_multi_line_editor(git_repo):
         await pilot.press("y")
         await wait_for_screen(pilot, FinishScreen)
         [card] = [c for c in app.query(StepCard) if c.step == 1]
+        [submission] = [c for c in app.query(StepCard) if c.step == 2]
+        assert submission.output == "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n"
     assert (git_repo / "notes.txt").read_text() == "third\nfirst line\nsecond line\n"  # the edited heredoc ran
     assert card.review.startswith("edited to: cat > notes.txt <<'EOF'\nthird\nfirst line")
 

@@ -84,7 +84,7 @@ def test_type_a_task_approve_a_command_see_the_result_and_keep_the_commit(git_re
         tmux.keys("y")
         tmux.wait_for("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")  # the next command, asked for in turn
         tmux.keys("y")
-        screen = tmux.wait_for("Keep as a commit on live-swe/")
+        screen = tmux.wait_for("a commit on a new branch, live-swe/")
         assert "submitted after 2 steps" in screen
         assert "+    return a + b" in screen  # the result: the repository's diff
         tmux.keys("k")

@@ -27,6 +27,11 @@ def tui(
                                                 "into the first prompt."),
 ) -> None:
     """Work with the agent interactively: watch it, steer it, keep or discard what it did."""
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # else it would draw into a pipe until killed
+        fail("the terminal UI needs a terminal (stdin and stdout); without one, use "
+             "`live-swe run --task TEXT --yolo`")
     try:
         import textual  # noqa: F401
     except ImportError:

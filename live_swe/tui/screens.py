@@ -18,7 +18,7 @@ MODAL_CSS = """
     background: $surface; padding: 1 2; }}
 {name} .question {{ text-style: bold; margin-bottom: 1; }}
 {name} Horizontal {{ height: auto; margin-top: 1; }}
-{name} Button {{ margin-right: 1; }}
+{name} Button {{ margin-right: 1; min-width: 8; }}
 {name} Input {{ margin-top: 1; }}
 """
 
@@ -175,7 +175,7 @@ class SessionPicker(ModalScreen[str | None]):
 class FinishScreen(ModalScreen[str]):
     """The run ended: keep the work as a commit on a new branch, discard it, or decide later."""
 
-    DEFAULT_CSS = MODAL_CSS.format(name="FinishScreen") + "FinishScreen #patch { height: auto; max-height: 20; }"
+    DEFAULT_CSS = MODAL_CSS.format(name="FinishScreen") + "FinishScreen #patch { height: auto; max-height: 30vh; }"
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep"),
         Binding("d", "choose('discard')", "Discard"),
@@ -196,9 +196,11 @@ class FinishScreen(ModalScreen[str]):
             yield Label(Text(self.summary), classes="question")  # a model's error text is not markup
             with VerticalScroll(id="patch"):
                 yield Static(_diff_text(self.patch) if self.patch.strip() else Text("The agent changed nothing."))
-            with Horizontal():
+            if self.patch.strip():
+                yield Static(Text(f"Keep: a commit on a new branch, {self.branch}."))
+            with Horizontal():  # short labels: the row fits an 80-column terminal
                 if self.patch.strip():  # nothing changed: nothing to keep or discard
-                    yield Button(keyed(f"Keep as a commit on {self.branch}", "k"), id="keep", variant="success")
+                    yield Button(keyed("Keep", "k"), id="keep", variant="success")
                     yield Button(keyed("Discard", "d"), id="discard", variant="error")
                 yield Button(keyed("Follow up", "f"), id="follow_up", variant="primary")
                 yield Button(keyed("Decide later", "esc"), id="later")

@@ -134,7 +134,7 @@ class StepCard(Vertical):
         else:
             label, shown = "output", self.output
         if not shown:
-            return f"{label} (empty)" if self.output is not None or self.observation else label
+            return f"{label} (empty)" if self.output is not None or self.observation else "output"
         lines = len(shown.splitlines())
         return f"{label} ({lines} line{'s' if lines != 1 else ''})"
 
