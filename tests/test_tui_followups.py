@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import SUBMIT, bash_reply, run_git
 from test_evolution_support import simple_tool, tool_reply
-from tui_helpers import make_app, type_text, wait_for_run, wait_for_screen, wait_until
+from tui_helpers import make_app, start_task, type_text, wait_for_run, wait_for_screen, wait_until
 
 from live_swe.tui.bridge import ApprovalMode
 from live_swe.tui.screens import ApprovalScreen, DirtyTreeScreen, FinishScreen
@@ -34,9 +34,7 @@ async def test_a_follow_up_continues_the_conversation_and_keep_takes_all_its_wor
     (git_repo / "notes.txt").write_text("my own notes\n")  # the person's change, set aside for the run
     app, factory = make_app(git_repo, [FIX, SUBMIT], [FIX, SUBMIT, ADD_TEST, SUBMIT], mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.click("#task")
-        await type_text(pilot, "Fix add in calc.py")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Fix add in calc.py")
         await wait_for_screen(pilot, DirtyTreeScreen)
         await pilot.press("s")
         finish = await wait_for_screen(pilot, FinishScreen)
@@ -68,9 +66,7 @@ async def test_a_follow_up_continues_the_conversation_and_keep_takes_all_its_wor
 async def test_dialogs_show_their_keys_and_keep_is_not_offered_when_nothing_changed(git_repo):
     app, _ = make_app(git_repo, [SUBMIT])
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.click("#task")
-        await type_text(pilot, "Look around")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Look around")
         approval = await wait_for_screen(pilot, ApprovalScreen)
         assert button_labels(approval) == ["Approve [y]", "Edit [e]", "Reject [r]", "Approve all [a]"]
         await pilot.press("y")
@@ -86,9 +82,7 @@ async def test_a_new_task_starts_a_new_session_with_an_empty_evolution_panel(git
     app, _ = make_app(git_repo, [tool_reply("count-lines", simple_tool("count-lines", count)), SUBMIT], [SUBMIT],
                       mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.click("#task")
-        await type_text(pilot, "Make a tool")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Make a tool")
         await wait_for_screen(pilot, FinishScreen)
         assert len(app.query_one(EvolutionPanel).entries) == 2  # the scaffold commit, the tool
         await pilot.press("escape")  # decide later
@@ -96,9 +90,7 @@ async def test_a_new_task_starts_a_new_session_with_an_empty_evolution_panel(git
         app._fixed_session_id = "s2"
         task = app.query_one("#task")
         task.text = ""
-        await pilot.click("#task")
-        await type_text(pilot, "Something else")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Something else")
         await wait_for_run(pilot)
         assert app.session_id == "s2"
         assert app.query_one(EvolutionPanel).entries == []
@@ -126,9 +118,7 @@ HEREDOC = "cat > notes.txt <<'EOF'\nfirst line\nsecond line\nEOF"
 async def test_editing_a_heredoc_uses_a_multi_line_editor(git_repo):
     app, _ = make_app(git_repo, [bash_reply(HEREDOC), SUBMIT])
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.click("#task")
-        await type_text(pilot, "Write notes")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Write notes")
         screen = await wait_for_screen(pilot, ApprovalScreen)
         await pilot.press("e")
         editor = screen.query_one("#editor")
@@ -150,9 +140,7 @@ async def test_editing_a_heredoc_uses_a_multi_line_editor(git_repo):
 async def test_an_expanded_step_shows_the_commands_output_and_model_view_is_a_toggle(git_repo):
     app, _ = make_app(git_repo, [bash_reply("cat calc.py"), SUBMIT], mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
-        await pilot.click("#task")
-        await type_text(pilot, "Read")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Read")
         await wait_for_screen(pilot, FinishScreen)
         await pilot.press("escape")
         [card] = [c for c in app.query(StepCard) if c.step == 1]
@@ -184,9 +172,7 @@ async def test_the_footer_shows_the_keys_of_the_screen_in_front_and_f5_switches_
         keys = await footer_keys()
         assert {"Run task", "Diff/Evolution", "Model view"} <= keys
         assert "Keep / discard" not in keys and "Undo commit" not in keys and "Pause & message" not in keys
-        await pilot.click("#task")
-        await type_text(pilot, "Fix add")
-        await pilot.press("ctrl+r")
+        await start_task(pilot, "Fix add")
         await wait_for_screen(pilot, ApprovalScreen)
         assert app.query_one("#status").plain.startswith("running")  # first, where 80 columns keep it
         keys = await footer_keys()

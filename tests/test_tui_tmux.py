@@ -64,17 +64,24 @@ class Tmux:
         raise AssertionError(f"could not type {text!r}; the screen shows:\n{self.screen()}")
 
 
-def test_type_a_task_approve_a_command_see_the_result_and_keep_the_commit(git_repo, tmp_path, live_swe_home):
-    script = write_script(tmp_path / "replies.yaml", [bash_reply("sed -i 's/a - b/a + b/' calc.py", "Fix the sign."),
-                                                      SUBMIT])
+def open_tui(repo, script, live_swe_home) -> Tmux:
+    """``live-swe tui`` on ``repo`` with a scripted model, in a new tmux session."""
     name = f"live-swe-test-{uuid.uuid4().hex[:8]}"
     command = " ".join(shlex.quote(part) for part in [
         "env", f"LIVE_SWE_HOME={live_swe_home}", "TERM=xterm-256color",
-        sys.executable, "-m", "live_swe.cli.main", "tui", "--repo", str(git_repo), "--model", f"scripted:{script}",
+        sys.executable, "-m", "live_swe.cli.main", "tui", "--repo", str(repo), "--model", f"scripted:{script}",
     ])
     tmux = Tmux(name)
     tmux.run("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
     tmux.run("resize-window", "-t", name, "-x", "150", "-y", "45")
+    return tmux
+
+
+def test_type_a_task_approve_a_command_see_the_result_and_keep_the_commit(git_repo, tmp_path, live_swe_home):
+    script = write_script(tmp_path / "replies.yaml", [bash_reply("sed -i 's/a - b/a + b/' calc.py", "Fix the sign."),
+                                                      SUBMIT])
+    tmux = open_tui(git_repo, script, live_swe_home)
+    name = tmux.name
     try:
         tmux.wait_for("Ctrl+R to run it")
         tmux.type_into_box("Make add() add in calc.py")

@@ -4,15 +4,13 @@ to start without a terminal. Read back from the screen (capture-pane) and from g
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 import sys
-import uuid
 
 import pytest
 from conftest import SUBMIT, bash_reply, run_git, write_script
-from test_tui_tmux import Tmux
+from test_tui_tmux import open_tui
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -25,14 +23,7 @@ def test_follow_up_in_the_terminal_continues_the_session_and_keep_takes_it_all(g
     run_git(git_repo, "add", "-A")
     run_git(git_repo, "commit", "-qm", "agents")
     script = write_script(tmp_path / "replies.yaml", [FIX, SUBMIT, ADD_TEST, SUBMIT])
-    name = f"live-swe-test-{uuid.uuid4().hex[:8]}"
-    command = " ".join(shlex.quote(part) for part in [
-        "env", f"LIVE_SWE_HOME={live_swe_home}", "TERM=xterm-256color",
-        sys.executable, "-m", "live_swe.cli.main", "tui", "--repo", str(git_repo), "--model", f"scripted:{script}",
-    ])
-    tmux = Tmux(name)
-    tmux.run("new-session", "-d", "-s", name, "-x", "150", "-y", "45", command)
-    tmux.run("resize-window", "-t", name, "-x", "150", "-y", "45")
+    tmux = open_tui(git_repo, script, live_swe_home)
     try:
         tmux.wait_for("Ctrl+R to run it")
         tmux.type_into_box("Make add() add")
@@ -60,7 +51,7 @@ def test_follow_up_in_the_terminal_continues_the_session_and_keep_takes_it_all(g
         tmux.wait_for("Kept as commit")
         tmux.quit_app()
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run(["tmux", "kill-session", "-t", tmux.name], capture_output=True)
     assert sorted(run_git(git_repo, "show", "--name-only", "--format=", "HEAD").split()) == ["calc.py", "test_calc.py"]
     assert "Follow-up: also add a test" in run_git(git_repo, "log", "-1", "--format=%B")
     assert run_git(git_repo, "status", "--porcelain") == ""

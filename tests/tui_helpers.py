@@ -58,3 +58,10 @@ async def wait_for_run(pilot) -> None:
 
 async def type_text(pilot, text: str) -> None:
     await pilot.press(*[{" ": "space"}.get(ch, ch) for ch in text])
+
+
+async def start_task(pilot, task: str) -> None:
+    """Type ``task`` into the task box and run it (Ctrl+R)."""
+    await pilot.click("#task")
+    await type_text(pilot, task)
+    await pilot.press("ctrl+r")

@@ -175,7 +175,7 @@ def render_first_prompt(instance: Instance, scaffold_ref: str = "seed") -> str:
         scaffold = load_scaffold(target)
         context = sample_context()
         context.update(
-            task=task_text(instance), repo_dir=instance.repo_dir, repo_map="",
+            task=task_text(instance), repo_dir=instance.repo_dir, repo_map="", repo_instructions="",
             action_format=scaffold.policy.action_format, tools=[], step=0,
         )
         return render(scaffold.template("instance"), context)

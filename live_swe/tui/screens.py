@@ -175,7 +175,7 @@ class SessionPicker(ModalScreen[str | None]):
 class FinishScreen(ModalScreen[str]):
     """The run ended: keep the work as a commit on a new branch, discard it, or decide later."""
 
-    DEFAULT_CSS = MODAL_CSS.format(name="FinishScreen") + "FinishScreen #patch { height: auto; max-height: 30vh; }"
+    DEFAULT_CSS = MODAL_CSS.format(name="FinishScreen") + "FinishScreen #patch { height: auto; max-height: 35vh; }"
     BINDINGS = [
         Binding("k", "choose('keep')", "Keep"),
         Binding("d", "choose('discard')", "Discard"),
