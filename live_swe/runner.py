@@ -11,6 +11,7 @@ from live_swe.agent.interfaces import Approver, Observer
 from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.config import KernelLimits, home
+from live_swe.contracts.session import contract_engine, recorded_contract, run_contract
 from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
@@ -44,6 +45,8 @@ class RunRequest:
     sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
     network: bool = False  # local env: the sandbox's network
     api_base: str | None = None  # the model's server (litellm models); else the configured one
+    contract_files: list[Path] = field(default_factory=list)  # --contract FILE, added to the built-in and the user's
+    graded_test_files: tuple[str, ...] | None = None  # bench mode: the files of the tests the benchmark grades
 
 
 @dataclass
@@ -101,7 +104,8 @@ def _make_hooks(session: Session, guard):
 CONTAINER_PATCH_INDEX = "/tmp/live-swe-patch.index"
 
 
-def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks) -> Agent:
+def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks,
+           contract=None) -> Agent:
     guard = _make_guard(session, env, limits)
     base = session.meta.base_commit or ""
     # A container dies with the process: its changes are saved after every command, and the
@@ -124,6 +128,8 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         patch_fn=patch,
         checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
+    if contract is not None:
+        agent.contracts = contract_engine(contract, env=env, base=base, patch_fn=patch, emit=agent.emit)
     if hooks.on_agent:
         hooks.on_agent(agent)
     return agent
@@ -157,6 +163,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
+    contract = run_contract(request)  # and on a bad contract or a failed precondition
     session = store.create(
         id=request.session_id,
         task=request.task,
@@ -183,7 +190,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         session.meta.base_commit = base_commit(env)
         record_base(session, session.meta.base_commit)
         session.save_meta()
-        agent = _agent(session, env, model, request.limits, hooks)
+        agent = _agent(session, env, model, request.limits, hooks, contract)
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env))
         return agent.run()
     except Exception as exc:
@@ -244,7 +251,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
             record_base(session, meta.base_commit)
         if start.env == "docker":
             _restore_container_work(session, env)
-        agent = _agent(session, env, model, limits, hooks)
+        agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
         if messages:
             agent.restore(messages)
             if hasattr(model, "skip"):  # scripted and replay models continue where the log stops

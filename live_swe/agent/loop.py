@@ -70,6 +70,7 @@ class Agent:
         observers: list[Observer] | None = None,
         patch_fn=None,
         checkpoint_fn=None,
+        contracts=None,
     ):
         self.model = model
         self.env = env
@@ -81,6 +82,7 @@ class Agent:
         self.observers = list(observers or [])
         self.patch_fn = patch_fn
         self.checkpoint_fn = checkpoint_fn  # saves the repository's changes where a kill would lose them
+        self.contracts = contracts  # live_swe.contracts.ContractEngine: checks before and after each command
         self.messages: list[dict[str, Any]] = []
         self.step = session.meta.steps
         self.cost = session.meta.cost
@@ -165,6 +167,8 @@ class Agent:
     def run(self) -> RunResult:
         status, message = "error", ""
         try:
+            if self.contracts is not None:
+                self.contracts.start()
             while True:
                 self.one_step()
         except _Stop as stop:
@@ -180,6 +184,8 @@ class Agent:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
                 message = message or f"could not read the patch: {exc}"
+        if self.contracts is not None:
+            patch = self._contract_patch(patch)
         return self._finish(status, message, patch)
 
     def _finish(self, status: str, message: str, patch: str) -> RunResult:
@@ -229,7 +235,17 @@ class Agent:
         command = self._review(reply, command)
         if command is None:
             return
+        if self.contracts is not None:
+            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current)
+            if verdict.refusal:
+                self._reply_to(reply, self._redact(verdict.refusal))
+                return
         output = self.env.execute(command, timeout=self.limits.command_timeout)
+        verdict = None
+        if self.contracts is not None:
+            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
+            if verdict.output is not None:
+                output = dataclasses.replace(output, text=verdict.output)
         output = dataclasses.replace(output, text=self._redact(output.text))
         if is_submission(output):
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
@@ -238,6 +254,7 @@ class Agent:
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
         notes += self.guard.after_step(self.step, reply.content)
+        notes += verdict.notes if verdict else []  # after the hooks: no hook can strip them
         observation = self._redact("\n\n".join([observation] + [n for n in notes if n]))
         self._reply_to(reply, observation)
         self.emit({
@@ -246,6 +263,27 @@ class Agent:
         })
         # meta.json is rewritten only at start and end: steps and cost of a live or killed
         # session are read from the last step event (O(1) appends per step, nothing rewritten).
+        if verdict and verdict.action:
+            self._contract_action(verdict.action, verdict.reason)
+
+    def _contract_action(self, action: str, reason: str) -> None:
+        """A soft violation's recovery beyond a note. Without a person to hand control to (no
+        approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
+        if action == "stop" or self.approver is None:
+            raise _Stop("contract_stopped", f"contract: {reason}")
+        self.emit({"t": "contract", "kind": "autonomy" if action == "reduce_autonomy" else "escalate",
+                   "step": self.step, "reason": reason})
+
+    def _contract_patch(self, patch: str) -> str:
+        """The patch, with any hard violation the steps let through taken out; open soft violations
+        are recorded as persistent."""
+        self.contracts.close(self.step)
+        try:
+            cleaned = self.contracts.clean_patch(patch, self.step)
+        except (EnvironmentError_, KeyboardInterrupt) as exc:
+            self.emit({"t": "contract", "kind": "final_revert", "step": self.step, "files": [], "error": str(exc)[:300]})
+            return ""  # a patch that could not be checked is not submitted
+        return patch if cleaned is None else cleaned
 
     def _checkpoint(self) -> None:
         """Save the changes before the step is logged as done: a ``kill -9`` then loses at most

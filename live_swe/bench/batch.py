@@ -41,6 +41,8 @@ from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_j
 from live_swe.bench.progress import BatchProgress
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
+from live_swe.contracts.diffs import graded_test_files
+from live_swe.contracts.load import read as read_contract
 from live_swe.environments.base import EnvironmentError_
 from live_swe.errors import UserError
 from live_swe.models.base import Model, ModelError
@@ -49,7 +51,7 @@ BATCH_FILE = "batch.json"
 LOCK_FILE = ".batch.lock"
 SESSIONS_DIR = "sessions"
 BATCH_LABEL = "live-swe.batch"
-FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error")
+FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error", "contract_stopped")
 ModelFactory = Callable[[str, Instance], Model]
 
 
@@ -255,7 +257,7 @@ class _Batch:
     """The per-instance work, shared by the worker threads."""
 
     def __init__(self, *, suite: Suite, suite_spec: str, model: str, out: Path, batch_id: str, scaffold: str,
-                 model_factory: ModelFactory | None, engine: _Engine):
+                 model_factory: ModelFactory | None, engine: _Engine, contracts: tuple[Path, ...] = ()):
         from live_swe.session.store import SessionStore
 
         self.suite = suite
@@ -264,6 +266,7 @@ class _Batch:
         self.out = out
         self.batch_id = batch_id
         self.scaffold = scaffold
+        self.contracts = list(contracts)
         self.model_factory = model_factory
         self.engine = engine
         self.store = SessionStore(out / SESSIONS_DIR)
@@ -354,6 +357,8 @@ class _Batch:
                 parent=f"bench:{self.batch_id}",
                 extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
                 labels={BATCH_LABEL: self.batch_id},
+                contract_files=self.contracts,
+                graded_test_files=graded_test_files(instance.test_patch),
             )
             hooks = RunHooks(
                 model_factory=models,
@@ -467,6 +472,7 @@ def run_batch(
     skip_missing: bool = False,
     model_factory: ModelFactory | None = None,
     show_progress: bool = True,
+    contracts: tuple[Path, ...] = (),
 ) -> BatchSummary:
     """Run the agent on the selected instances of a suite, ``workers`` at a time (see the module doc)."""
     started = time.monotonic()
@@ -479,6 +485,8 @@ def run_batch(
 
         check_template(image_template)
     limits = limits or KernelLimits()
+    for path in contracts:  # a bad contract stops the batch before anything runs
+        read_contract(Path(path))
     out = Path(out).expanduser().resolve()
     suite = load_suite(suite_spec)
     selected = suite.select_some(instances=instances, filter=filter, slice=slice)
@@ -509,7 +517,7 @@ def run_batch(
             return summary
         engine.remove_batch_containers(info["batch_id"])  # anything a killed run of this batch left
         batch = _Batch(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
-                       scaffold=scaffold, model_factory=model_factory, engine=engine)
+                       scaffold=scaffold, model_factory=model_factory, engine=engine, contracts=tuple(contracts))
         try:
             with BatchProgress(len(selected), skipped=summary.skipped, enabled=show_progress) as progress:
                 _drive(batch, jobs, workers, summary, progress, total_cost_limit)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from live_swe.cli.common import fail, friendly
+from live_swe.cli.common import CONTRACT_HELP, fail, friendly
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None)
@@ -44,6 +44,7 @@ def run(
     skip_missing: bool = typer.Option(False, "--skip-missing", help="Run the instances whose image is present, "
                                       "record the others as failed (default: stop before anything runs)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    contract: list[Path] = typer.Option(None, "--contract", help=CONTRACT_HELP),
 ) -> None:
     """Run the agent on a suite, one container per instance; resumable. Budgets per instance:
     these options > LIVE_SWE_* variables > config.yaml `limits` > defaults."""
@@ -57,7 +58,7 @@ def run(
     summary = run_batch(suite, model=model, out=out, workers=workers, instances=instances, filter=filter,
                         slice=slice, scaffold=scaffold, redo=redo, limits=settings.limits,
                         total_cost_limit=total_cost_limit, image_template=image_template, skip_missing=skip_missing,
-                        show_progress=not no_progress)
+                        show_progress=not no_progress, contracts=tuple(contract or ()))
     print(f"{summary.suite}: {summary.total} selected, {summary.skipped} already done, {summary.done} finished "
           f"({summary.submitted} submitted), {summary.failed} failed, cost ${summary.cost:.4f}, "
           f"{summary.elapsed:.1f} s -> {summary.out}/preds.jsonl")

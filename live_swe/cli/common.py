@@ -91,3 +91,7 @@ def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(exc))
 
     return wrapper
+
+
+CONTRACT_HELP = ("A contract file (YAML) whose rules are added to the built-in contract, the user's and the "
+                 "repository's; repeatable. See the README's contract format.")

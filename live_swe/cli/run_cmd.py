@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from live_swe.cli.common import (
+    CONTRACT_HELP,
     EXIT_NOT_SUBMITTED,
     fail,
     fail_as_json,
@@ -18,6 +19,7 @@ from live_swe.cli.common import (
     shown_exact,
 )
 from live_swe.cli.confinement import check_confinement
+from live_swe.contracts.report import event_line
 
 NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
 SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
@@ -34,6 +36,8 @@ def _progress(event: dict[str, Any]) -> None:
     elif kind == "scaffold":
         print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
               file=sys.stderr)
+    elif kind == "contract" and event_line(event):
+        print(shown(f"live-swe: {event_line(event)}"), file=sys.stderr)
     elif kind == "note":
         print(shown(f"live-swe: {event['text']}"), file=sys.stderr)
 
@@ -81,6 +85,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
+    contract: list[Path] = typer.Option(None, "--contract", help=CONTRACT_HELP),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -122,6 +127,7 @@ def run(
         sandbox=sandbox,
         network=settings.sandbox.network,
         api_base=settings.api_base,
+        contract_files=list(contract or ()),
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from live_swe.cli.common import fail, friendly, print_json, shown, shown_exact
+from live_swe.contracts.report import contract_lines
 from live_swe.infra.redact import redact
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -63,6 +64,9 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
         from live_swe.grading.report import headline
 
         print(shown(f"{'grade':>13}: {headline(Grade.from_json(data['grade']))} (`live-swe grade {data['id']}`)"))
+    if data.get("contract"):
+        for line in contract_lines(data["contract"]):
+            print(shown(line))
     for problem in data["log_problems"]:
         print(shown(f"      warning: {problem}"))
     if data["patch"]:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from live_swe.infra import files
 from live_swe.infra.redact import Redactor, redactor
 
-STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
+STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error", "contract_stopped")
 
 
 class SessionError(Exception):
