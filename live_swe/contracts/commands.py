@@ -291,6 +291,8 @@ class Reader:
             return path.startswith(("$HOME", "${HOME}"))
         if path.startswith("~"):
             return True
+        if not path.startswith("/") and posixpath.normpath(path).split("/")[0] == "..":
+            return True  # climbing out of the repository is leaving it, wherever it lands (scratch is named by its path)
         full = posixpath.normpath(path if path.startswith("/") else posixpath.join(self.repo_dir, path))
         for root in (self.repo_dir, self.scaffold_dir, *SCRATCH):
             if root and (full == root or full.startswith(root.rstrip("/") + "/")):

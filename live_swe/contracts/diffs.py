@@ -29,6 +29,12 @@ def added_text(section: str) -> str:
     return "\n".join(line[1:] for line in section.splitlines() if line.startswith("+") and not line.startswith("+++ "))
 
 
+def new_lines(before: str, after: str) -> str:
+    """The lines ``after`` adds that ``before`` (the same file's earlier section) did not."""
+    old = set(added_text(before).splitlines())
+    return "\n".join(line for line in added_text(after).splitlines() if line not in old)
+
+
 def graded_test_files(test_patch: str) -> tuple[str, ...]:
     """The files a benchmark's test patch writes: the tests it grades."""
     return tuple(sorted(sections(test_patch)))

@@ -62,6 +62,8 @@ class ContractEngine:
         self.reader = Reader(env.repo_dir, env.scaffold_dir)
         self._patch = ""
         self._sections: dict[str, str] = {}
+        self._initial: dict[str, str] = {}  # the diff the session started from (the person's own changes)
+        self._touched: set[str] = set()  # files the session's commands changed
         self._state: dict[str, Any] = {"tests_run_since_edit": True, "diff_lines": 0, "files_in_diff": []}
         self._open: dict[str, _Open] = {}
         self._before: dict[str, Any] = {}
@@ -88,6 +90,10 @@ class ContractEngine:
     def start(self) -> None:
         """Take the diff the session starts from (a resumed session has one already)."""
         self._read_patch()
+        self._initial = dict(self._sections)
+        self._measure()
+
+    def _measure(self) -> None:
         self._state["diff_lines"] = sum(diffs.changed_lines(s) for s in set(self._sections.values()))
         self._state["files_in_diff"] = sorted(self._sections)
 
@@ -142,13 +148,15 @@ class ContractEngine:
             if self._patch != previous:
                 changed = sorted(p for p in self._sections.keys() | before_sections.keys()
                                  if self._sections.get(p) != before_sections.get(p))
-        added = "\n".join(diffs.added_text(self._sections[p]) for p in changed if p in self._sections)
+        self._touched.update(changed)
+        added = "\n".join(diffs.new_lines(before_sections.get(p, ""), self._sections[p])
+                          for p in changed if p in self._sections)
+        tested_before = self._state["tests_run_since_edit"]
         if changed:
             self._state["tests_run_since_edit"] = bool(facts and facts.runs_tests)
         elif facts and facts.runs_tests:
             self._state["tests_run_since_edit"] = True
-        self._state["diff_lines"] = sum(diffs.changed_lines(s) for s in {id(s): s for s in self._sections.values()}.values())
-        self._state["files_in_diff"] = sorted(self._sections)
+        self._measure()
         fields.update(self._state)
         fields.update({
             "returncode": returncode,
@@ -162,7 +170,8 @@ class ContractEngine:
         verdict = Verdict()
         broken = [(kind, rule) for kind, rule in self._late if _broken(rule, fields)]
         if broken:
-            self._contain(broken, fields, changed, before_sections, raw_output, step, verdict)
+            if self._contain(broken, fields, changed, before_sections, raw_output, step, verdict):
+                self._state["tests_run_since_edit"] = tested_before  # the edit is gone
             fields.update(self._state)
         if fields.get("submitting"):
             return verdict  # the soft rules were read before it; the run ends here
@@ -171,7 +180,8 @@ class ContractEngine:
         verdict.action, verdict.reason = soft.action, soft.reason
         return verdict
 
-    def _contain(self, broken, fields, changed, before_sections, raw_output, step, verdict: Verdict) -> None:
+    def _contain(self, broken, fields, changed, before_sections, raw_output, step, verdict: Verdict) -> bool:
+        """Undo or mask what the broken hard rules found; whether this step's changes were undone."""
         reverted = False
         output_rules = {"secrets_in_output"}
         for kind, rule in broken:
@@ -199,8 +209,8 @@ class ContractEngine:
             verdict.notes.append(f"{NOTE_PREFIX} {rule.message or rule.id} ({rule.id}); "
                                  f"{'your changes to ' + ', '.join(changed) + ' were undone' if reverted else 'could not undo it'}.")
         if reverted:
-            self._state["diff_lines"] = sum(diffs.changed_lines(s) for s in {id(s): s for s in self._sections.values()}.values())
-            self._state["files_in_diff"] = sorted(self._sections)
+            self._measure()
+        return reverted
 
     # -- soft rules ----------------------------------------------------------------------------------
     def _soft_check(self, fields: dict[str, Any], step: int, *, hold: bool) -> Verdict:
@@ -242,15 +252,17 @@ class ContractEngine:
 
     # -- the end -------------------------------------------------------------------------------------
     def clean_patch(self, patch: str, step: int) -> str | None:
-        """The submitted patch without a hard violation: files holding one go back to the starting
-        commit. None when nothing had to change."""
+        """The submitted patch without a hard violation: files the session changed that hold one go
+        back to how the session found them. None when nothing had to change."""
         bad = []
         for path, section in diffs.sections(patch).items():
-            if path in self.graded or self.finder.kinds(diffs.added_text(section)):
+            if path in self._touched and section != self._initial.get(path) and \
+                    (path in self.graded or self.finder.kinds(diffs.added_text(section))):
                 bad.append(path)
         if not bad or self.patch_fn is None:
             return None
-        error = restore_files(self.env, self.base, sorted(set(bad)), [])
+        earlier = list({id(s): s for p, s in self._initial.items() if p in bad}.values())
+        error = restore_files(self.env, self.base, sorted(set(bad)), earlier)
         self.emit({"t": "contract", "kind": "final_revert", "step": step, "files": sorted(set(bad)),
                    **({"error": error} if error else {})})
         return self.patch_fn()
