@@ -33,6 +33,7 @@ def check_preconditions(contract: Contract, fields: dict[str, Any]) -> None:
     for pre in contract.preconditions:
         if not holds(pre.check, fields):
             shown = fields.get(pre.check.field)
+            wanted = f"it {pre.check.op.replace('_', ' ')}" if pre.check.value is None else \
+                f"{pre.check.op.replace('_', ' ')} {pre.check.value!r}"
             raise ContractError(f"contract precondition {pre.id} failed: {pre.message or pre.check.field} "
-                                f"({pre.check.field} is {shown!r}; the contract wants {pre.check.op} "
-                                f"{pre.check.value!r}); nothing was started")
+                                f"({pre.check.field} is {shown!r}; the contract wants {wanted}); nothing was started")
