@@ -129,7 +129,9 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
     if contract is not None:
-        agent.contracts = contract_engine(contract, env=env, base=base, patch_fn=patch, emit=agent.emit)
+        engine = agent.contracts = contract_engine(contract, env=env, base=base, patch_fn=patch, emit=agent.emit)
+        if in_container:  # the contract re-reads the diff after each command that may write: save that one
+            agent.checkpoint_fn = lambda: session.write_patch(engine.latest_patch)
     if hooks.on_agent:
         hooks.on_agent(agent)
     return agent

@@ -62,14 +62,7 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]]:
         inner = match.group(1) if match.group(1) is not None else match.group(2)
         if depth < 4:
             found += simple_commands(inner, depth + 1)
-    try:
-        lexer = shlex.shlex(command.replace("\\\n", " "), posix=True, punctuation_chars=";&|()\n")
-        lexer.whitespace = " \t\r"
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to a plain split, never to "harmless"
-        tokens = command.replace(";", " ; ").replace("|", " | ").replace("&", " & ").split()
+    tokens = tokenize(command.replace("\\\n", " "))
     current: list[str] = []
     for token in tokens:
         if token in _SEPARATORS or set(token) <= set(";&|()\n"):
@@ -87,6 +80,40 @@ def simple_commands(command: str, depth: int = 0) -> list[list[str]]:
         if inner is not None and depth < 4:
             result += simple_commands(inner, depth + 1)
     return result
+
+
+_TOKEN = re.compile(r"""(\|\||&&|;;|\|&|[;&|()\n])|((?:[^\s'"\\;&|()]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)|[ \t\r]+""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""")
+
+
+def _unquote(word: str) -> str:
+    if not any(c in word for c in "'\"\\"):
+        return word
+    return _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else
+                       re.sub(r"\\(.)", r"\1", m.group(2)) if m.group(2) is not None else m.group(3), word)
+
+
+def tokenize(command: str) -> list[str]:
+    """Shell words and operators, quotes removed. Much faster than ``shlex`` (this runs before every
+    command); text it cannot read (an unbalanced quote) is split on blanks, never dropped."""
+    tokens: list[str] = []
+    pos, end = 0, len(command)
+    while pos < end:
+        match = _TOKEN.match(command, pos)
+        if match is None or match.end() == pos:
+            tokens += command[pos:].replace(";", " ; ").replace("|", " | ").replace("&", " & ").split()
+            break
+        operator, word = match.group(1), match.group(2)
+        if operator:
+            tokens.append(operator)
+        elif word:
+            if word.startswith("#"):  # a comment, to the end of the line
+                newline = command.find("\n", pos)
+                pos = end if newline == -1 else newline
+                continue
+            tokens.append(_unquote(word))
+        pos = match.end()
+    return tokens
 
 
 def _nested_script(words: list[str]) -> str | None:

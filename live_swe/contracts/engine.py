@@ -20,9 +20,9 @@ from live_swe.contracts.fields import is_test_path
 from live_swe.contracts.load import merge
 from live_swe.contracts.model import SEVERITY, Contract, Rule
 from live_swe.contracts.notes import NOTE_PREFIX
-from live_swe.contracts.operators import holds
+from live_swe.contracts.operators import compiled, holds
 from live_swe.contracts.revert import restore_files
-from live_swe.contracts.secrets import _ASSIGNED, _KEYS, SecretFinder
+from live_swe.contracts.secrets import SecretFinder, mask_formats
 from live_swe.environments.base import Environment
 from live_swe.tui.safety import is_harmless
 
@@ -75,6 +75,11 @@ class ContractEngine:
         self._early = [(kind, r) for kind, r in rules if kind != "soft" and r.before]
         self._late = [(kind, r) for kind, r in rules if kind != "soft" and not r.before]
         self._soft = [r for kind, r in rules if kind == "soft"]
+        self._tests = {r.id: (compiled(r.when) if r.when else None, compiled(r.check)) for _, r in rules}
+
+    def _broken(self, rule: Rule, fields: dict[str, Any]) -> bool:
+        when, check = self._tests[rule.id]
+        return (when is None or when(fields)) and not check(fields)
 
     # -- the contract in force ------------------------------------------------------------------------
     def use_scaffold_rules(self, extra: Contract | None) -> None:
@@ -92,6 +97,11 @@ class ContractEngine:
         self._read_patch()
         self._initial = dict(self._sections)
         self._measure()
+
+    @property
+    def latest_patch(self) -> str:
+        """The repository diff as of the last check (read again only after commands that may write)."""
+        return self._patch
 
     def _measure(self) -> None:
         self._state["diff_lines"] = sum(diffs.changed_lines(s) for s in set(self._sections.values()))
@@ -126,7 +136,7 @@ class ContractEngine:
             "budget_exceeded": budget_exceeded,
         }
         self._before = fields
-        broken = [(kind, rule) for kind, rule in self._early if _broken(rule, fields)]
+        broken = [(kind, rule) for kind, rule in self._early if self._broken(rule, fields)]
         if broken:
             for kind, rule in broken:
                 self._event("blocked", step, rule, kind, fields)
@@ -168,7 +178,7 @@ class ContractEngine:
             "scaffold_changed": scaffold_changed,
         })
         verdict = Verdict()
-        broken = [(kind, rule) for kind, rule in self._late if _broken(rule, fields)]
+        broken = [(kind, rule) for kind, rule in self._late if self._broken(rule, fields)]
         if broken:
             if self._contain(broken, fields, changed, before_sections, raw_output, step, verdict):
                 self._state["tests_run_since_edit"] = tested_before  # the edit is gone
@@ -218,7 +228,7 @@ class ContractEngine:
         rec = self.contract.recovery
         for rule in self._soft:
             state = self._open.get(rule.id)
-            if not _broken(rule, fields):
+            if not self._broken(rule, fields):
                 if state is not None and holds(rule.check, fields):
                     del self._open[rule.id]
                     self.emit({"t": "contract", "kind": "recovered", "step": step, "rule": rule.id, "severity": "soft",
@@ -279,10 +289,6 @@ class ContractEngine:
                    "message": rule.message, "fields": _short(shown), **extra})
 
 
-def _broken(rule: Rule, fields: dict[str, Any]) -> bool:
-    return (rule.when is None or holds(rule.when, fields)) and not holds(rule.check, fields)
-
-
 def _escalate(verdict: Verdict, action: str, reason: str) -> None:
     if verdict.action is None or SEVERITY[action] > SEVERITY[verdict.action]:
         verdict.action, verdict.reason = action, reason
@@ -294,9 +300,7 @@ def _short(values: dict[str, Any]) -> dict[str, Any]:
 
 def mask(text: str, finder: SecretFinder) -> str:
     """``text`` with the secrets the finder knows by value or by format replaced by ***."""
-    text = finder.known(text)
-    text = _KEYS.sub("***", text)
-    return _ASSIGNED.sub(lambda m: m.group(0).replace(m.group(1), "***"), text)
+    return mask_formats(finder.known(text))
 
 
 __all__ = ["NOTE_PREFIX", "ContractEngine", "Verdict", "mask"]

@@ -26,10 +26,16 @@ KEY_FORMATS = {
 }
 _KEYS = re.compile("|".join(f"(?P<k{i}>{p})" for i, p in enumerate(KEY_FORMATS.values())))
 _KEY_NAMES = list(KEY_FORMATS)
+# Literal parts every key format has: text without any of them skips the (slower) full expression.
+_KEY_ANCHORS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "xox", "AIza",
+                "k_live_", "PRIVATE KEY")
 # A long random-looking value given to a name that says it is a credential.
 _ASSIGNED = re.compile(r"(?i)(?:key|token|secret|passw(?:or)?d|pwd|credential)[\w-]*['\"]?\s*[:=]\s*['\"]?"
                        r"([A-Za-z0-9+/_=.-]{24,})")
+_NAME_ANCHORS = ("key", "token", "secret", "passw", "pwd", "credential")
+_VALUE_AFTER_NAME = re.compile(r"[\w-]*['\"]?\s*[:=]\s*['\"]?([A-Za-z0-9+/_=.-]{24,})")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
+_BLOB_EDGES = "'\"`()[]{}<>,;:"
 ENTROPY_BITS = 4.0  # bits per character; hex digests (<= 4.0) stay below it
 
 
@@ -49,19 +55,43 @@ class SecretFinder:
         found = []
         if self.known.found_in(text):
             found.append("a secret the kernel holds")
-        for match in _KEYS.finditer(text):
-            found.append(_KEY_NAMES[int(match.lastgroup[1:])])
-        for match in _ASSIGNED.finditer(text):
-            value = match.group(1)
-            if entropy(value) > ENTROPY_BITS and re.search(r"\d", value) and re.search(r"[A-Za-z]", value):
-                found.append("a high-entropy credential value")
+        if any(anchor in text for anchor in _KEY_ANCHORS):
+            for match in _KEYS.finditer(text):
+                found.append(_KEY_NAMES[int(match.lastgroup[1:])])
+        if any(_high_entropy(value) for value in _assigned_values(text)):
+            found.append("a high-entropy credential value")
         if depth == 0 and not found:
-            for blob in _BASE64.findall(text):
+            for blob in _blobs(text):
                 decoded = _decode(blob)
                 if decoded and self.kinds(decoded, depth + 1):
                     found.append("a base64-encoded secret")
                     break
         return sorted(set(found))
+
+
+def _assigned_values(text: str):
+    """Values given to a name that says "key", "token"...: found from each such name (str.find is
+    much faster than one expression over the whole text)."""
+    lowered = text.lower()
+    for anchor in _NAME_ANCHORS:
+        start = lowered.find(anchor)
+        while start != -1:
+            match = _VALUE_AFTER_NAME.match(text, start + len(anchor))
+            if match:
+                yield match.group(1)
+            start = lowered.find(anchor, start + 1)
+
+
+def _high_entropy(value: str) -> bool:
+    return entropy(value) > ENTROPY_BITS and re.search(r"\d", value) is not None and \
+        re.search(r"[A-Za-z]", value) is not None
+
+
+def _blobs(text: str):
+    """Words that may be base64 (long runs of its alphabet)."""
+    for word in text.split():
+        if len(word) >= 24:
+            yield from _BASE64.findall(word.strip(_BLOB_EDGES))
 
 
 def _decode(blob: str) -> str | None:
@@ -71,3 +101,10 @@ def _decode(blob: str) -> str | None:
         return None
     text = data.decode("utf-8", "ignore")
     return text if text and sum(c.isprintable() for c in text) > 0.9 * len(text) else None
+
+
+def mask_formats(text: str) -> str:
+    """``text`` with key-format credentials and high-entropy assigned values replaced by ***."""
+    text = _KEYS.sub("***", text)
+    return _ASSIGNED.sub(lambda m: m.group(0).replace(m.group(1), "***") if _high_entropy(m.group(1)) else m.group(0),
+                         text)
