@@ -331,3 +331,26 @@ async def test_a_finished_run_shows_its_grade_in_a_tab(git_repo):
         app._reset_run_view("another task")
         await pilot.pause()
         assert not app.query("#grade-tab")
+
+
+async def test_contract_violations_show_in_the_steps_and_an_unrestored_one_drops_to_confirm_mode(git_repo, live_swe_home):
+    (live_swe_home / "contracts").mkdir()
+    (live_swe_home / "contracts" / "tiny.yaml").write_text(
+        "name: tiny\nsoft:\n  - id: tiny-diff\n    check: {field: diff_lines, op: le, value: 3}\n    message: keep it tiny\n"
+        "recovery: {k: 1, max_attempts: 1, fallback: reduce_autonomy}\n")
+    script = [bash_reply("git push"), bash_reply("seq 1 10 > n.txt"), bash_reply("ls"), bash_reply("rm n.txt"), SUBMIT]
+    app, _ = make_app(git_repo, script, mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Fix add")
+        await pilot.press("ctrl+r")
+        screen = await wait_for_screen(pilot, ApprovalScreen)  # step 4: the person is asked now
+        assert app.bridge.mode is ApprovalMode.CONFIRM and "rm n.txt" in screen.command
+        notes = [str(n.render()) for n in app.query(".note")]
+        assert any("step 1: no-git-push (blocked)" in n for n in notes), notes
+        assert any("step 2: tiny-diff (soft, detected): keep it tiny" in n for n in notes), notes
+        assert any("every command now needs your confirmation" in n for n in notes), notes
+        await pilot.press("y")
+        await wait_for_screen(pilot, ApprovalScreen)  # the submission too
+        await pilot.press("y")
+        await wait_for_screen(pilot, FinishScreen)

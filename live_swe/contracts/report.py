@@ -79,6 +79,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         return "contract " + _line(event)
     if kind == "recovered":
         return f"contract step {event.get('step')}: {event.get('rule')} recovered within {event.get('within')} steps"
+    if kind in ("autonomy", "escalate"):
+        return f"contract step {event.get('step')}: {event.get('reason')}; every command now needs your confirmation"
     if kind == "fallback":
         return f"contract step {event.get('step')}: {event.get('rule')} not restored; fallback: {event.get('fallback')}"
     return None

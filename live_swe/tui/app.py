@@ -20,6 +20,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from live_swe.config import KernelLimits
+from live_swe.contracts.report import event_line
 from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
@@ -340,6 +341,8 @@ class LiveSweApp(App):
             log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
         elif kind == "note":
             log.mount(Static(Text(str(event.get("text", ""))), classes="note"))
+        elif kind == "contract" and event_line(event):
+            log.mount(Static(Text(event_line(event)), classes="note"))
         elif kind == "end":
             self.cost = float(event.get("cost") or self.cost)
 
