@@ -451,3 +451,14 @@ def test_the_pull_request_body_grades_the_run_one_line_per_metric(fake, world):
     assert lines[3] == "- Plan quality: 0/3 — step 1: no PLAN: was stated" and lines[4] == "- Plan adherence: - — no PLAN was stated"
     # a finding quoting the agent's command mentions nobody and breaks no Markdown
     assert "@\u200boctocat" in lines[2] and "@octocat" not in section and "`" not in lines[2]
+
+
+def test_the_pull_request_body_lists_contract_violations(fake, world):
+    origin, checkout = world
+    outcome = resolve(fake, checkout, [bash_reply("git push origin HEAD:main"), FIX, SUBMIT])
+    assert outcome.status == "opened"
+    body = fake.pulls[0]["body"]
+    section = body.split("### Contract violations\n", 1)[1].split("\n### ", 1)[0]
+    assert "- step 1: no-git-push (blocked): the agent never pushes" in section
+    assert "- step 3: test-after-last-edit (soft, detected)" in section
+    assert "- compliance: hard 1.00, soft 0.00; drift 0.33; reliability 0.00" in section
