@@ -67,6 +67,8 @@ class ContractEngine:
         self._state: dict[str, Any] = {"tests_run_since_edit": True, "diff_lines": 0, "files_in_diff": []}
         self._open: dict[str, _Open] = {}
         self._before: dict[str, Any] = {}
+        self._started = False
+        self._may_write = False
         self._facts = None
         self._split()
 
@@ -93,7 +95,12 @@ class ContractEngine:
         self.emit({"t": "contract", "kind": "loaded", "source": "scaffold", "rules": len(self.contract.rules())})
 
     def start(self) -> None:
-        """Take the diff the session starts from (a resumed session has one already)."""
+        """A run begins. The diff it starts from (the person's own changes, or a resumed session's) is
+        read before the first command that may write, so read-only steps never pay for it."""
+        self._started = False
+
+    def _begin(self) -> None:
+        self._started = True
         self._read_patch()
         self._initial = dict(self._sections)
         self._measure()
@@ -101,6 +108,8 @@ class ContractEngine:
     @property
     def latest_patch(self) -> str:
         """The repository diff as of the last check (read again only after commands that may write)."""
+        if not self._started:
+            self._begin()
         return self._patch
 
     def _measure(self) -> None:
@@ -119,6 +128,9 @@ class ContractEngine:
             tools = {t.name for t in scaffold.tools}
             self.use_scaffold_rules(getattr(scaffold.policy, "contract", None))
         facts = self._facts = self.reader.read(command)
+        self._may_write = self.patch_fn is not None and not is_harmless(command, self.env.repo_dir)
+        if self._may_write and not self._started:
+            self._begin()
         fields = {
             **self._state,
             "command": command,
@@ -153,7 +165,7 @@ class ContractEngine:
         facts = self._facts
         previous, before_sections = self._patch, self._sections
         changed: list[str] = []
-        if self.patch_fn is not None and not is_harmless(command, self.env.repo_dir):
+        if self._may_write:
             self._read_patch()
             if self._patch != previous:
                 changed = sorted(p for p in self._sections.keys() | before_sections.keys()
