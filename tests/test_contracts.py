@@ -218,3 +218,10 @@ def test_bench_mode_never_lets_a_graded_test_file_into_the_patch(suite_images, t
     events = [json.loads(line) for line in (out / "sessions" / pred["session"] / "events.jsonl").read_text().splitlines()]
     reverted = [e for e in events if e.get("t") == "contract" and e["kind"] == "reverted"]
     assert [(e["step"], e["rule"], e["files"]) for e in reverted] == [(2, "graded-tests-untouched", ["t.py", "tests/test_ops.py"])]
+
+
+def test_the_readme_shows_the_builtin_contract_in_full():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "```yaml\n" + BUILTIN.read_text() + "```" in readme
