@@ -55,9 +55,52 @@ class CommandFacts:
     runs_tests: bool = False
 
 
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
+def _split_heredocs(command: str) -> tuple[str, list[str]]:
+    """``command`` without its here-document bodies (text a program reads, not commands), and the
+    bodies that a shell reads (``bash <<EOF``: those are commands)."""
+    lines = command.split("\n")
+    kept: list[str] = []
+    scripts: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        kept.append(line)
+        i += 1
+        for match in _HEREDOC.finditer(line):
+            body: list[str] = []
+            while i < len(lines) and lines[i].strip() != match.group(2):
+                body.append(lines[i])
+                i += 1
+            i += 1  # the delimiter
+            if _feeds_a_shell(line):  # `bash <<EOF`, `cat <<EOF | sh`: the body is run
+                scripts.append("\n".join(body))
+    return "\n".join(kept), scripts
+
+
+def _feeds_a_shell(line: str) -> bool:
+    segment: list[str] = []
+    for token in [*tokenize(line), ";"]:
+        if token in _SEPARATORS or set(token) <= set(";&|()\n"):
+            words = _unwrap(segment)
+            if words and _program(words[0]) in SHELLS | {"eval", "source", "."}:
+                return True
+            segment = []
+        else:
+            segment.append(token)
+    return False
+
+
 def simple_commands(command: str, depth: int = 0) -> list[list[str]]:
     """The words of each simple command in ``command``, nested shells and substitutions included."""
     found: list[list[str]] = []
+    if "<<" in command:
+        command, scripts = _split_heredocs(command)
+        if depth < 4:
+            for script in scripts:
+                found += simple_commands(script, depth + 1)
     for match in _SUBSTITUTION.finditer(command):
         inner = match.group(1) if match.group(1) is not None else match.group(2)
         if depth < 4:
