@@ -36,6 +36,8 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/
 _SEPARATORS = {";", "&&", "||", "|", "&", "|&", ";;", "(", ")", "\n"}
 _URL = re.compile(r"\b(?:https?|ftp|ssh|git)://", re.IGNORECASE)
 _SUBSTITUTION = re.compile(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`")
+INTERPRETERS = {"python", "python3", "perl", "node", "ruby", "php"}
+_STRING_LITERAL = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
 _REVISION = re.compile(r"^(HEAD[~^@]|@~|[0-9a-f]{7,40}$|origin/|ORIG_HEAD|FETCH_HEAD)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -300,6 +302,10 @@ class Reader:
             return
         if program in NETWORK_PROGRAMS:
             facts.classes.add("network")
+        if program in INTERPRETERS or re.fullmatch(r"python3(\.\d+)?", program):
+            code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "-e")), None)
+            if code is not None:
+                self._program_text(code, facts)
         if program in ("python", "python3") or re.fullmatch(r"python3(\.\d+)?", program):
             if len(args) >= 2 and args[0] == "-m":
                 module = args[1]
@@ -321,6 +327,17 @@ class Reader:
             facts.runs_tests = True
         if program in WRITERS or (program == "sed" and any(a.startswith("-i") or a == "--in-place" for a in args)):
             self._writer(program, args, facts)
+
+    def _program_text(self, code: str, facts: CommandFacts) -> None:
+        """A program given inline (``python -c``, ``perl -e``, ``node -e``) may run commands through
+        its string literals (``os.system("git push")``, ``subprocess.run(["git", "push"])``): they
+        are read as one command line."""
+        strings = [a or b for a, b in _STRING_LITERAL.findall(code)]
+        for text in [*strings, " ".join(strings)] if strings else []:  # each literal, and a list of words
+            nested = self.read(text)
+            facts.classes |= nested.classes - {"write_outside"}  # a string is not a redirection
+            if "rm_r_outside" in nested.classes:
+                facts.writes_outside += nested.writes_outside
 
     def _writer(self, program: str, args: list[str], facts: CommandFacts) -> None:
         operands = [a for a in args if not a.startswith("-")]
