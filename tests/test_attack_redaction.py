@@ -74,7 +74,9 @@ def test_a_leaked_key_reaches_neither_the_model_nor_any_session_file_or_export(l
     folder = session_dir(result.session_id)
     for name in ("events.jsonl", "meta.json", "patch.diff"):
         assert leaked((folder / name).read_text()) == [], name
-    assert "+ANTHROPIC_API_KEY=***" in (folder / "patch.diff").read_text()
+    # the copy of the leaked file never reaches the patch (the contract undid it); the fix does
+    patch = (folder / "patch.diff").read_text()
+    assert "notes.txt" not in patch and "ANTHROPIC_API_KEY" not in patch and "+    return a + b" in patch
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "GITHUB_TOKEN": TOKEN}
     for args in (["show", result.session_id], ["show", result.session_id, "--json"], ["export", result.session_id],
                  ["log", result.session_id, "--json"], ["list", "--json"]):
@@ -90,7 +92,7 @@ def test_run_json_prints_no_secret(leaky, tmp_path):
                           "--json"], capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert "+ANTHROPIC_API_KEY=***" in result["patch"]
+    assert "notes.txt" not in result["patch"] and "+    return a + b" in result["patch"]
     assert leaked(out.stdout + out.stderr) == []
 
 

@@ -214,10 +214,10 @@ def test_bench_mode_never_lets_a_graded_test_file_into_the_patch(suite_images, t
     assert summary.submitted == 1
     pred = read_preds(out / "preds.jsonl")["example__calc-9"]
     assert "+    return a + b" in pred["model_patch"]
-    assert "tests/test_ops.py" not in pred["model_patch"] and "test_skip" not in pred["model_patch"]
+    assert "diff --git a/tests/test_ops.py" not in pred["model_patch"] and "test_skip" not in pred["model_patch"]
     events = [json.loads(line) for line in (out / "sessions" / pred["session"] / "events.jsonl").read_text().splitlines()]
     reverted = [e for e in events if e.get("t") == "contract" and e["kind"] == "reverted"]
-    assert [(e["step"], e["rule"], e["files"]) for e in reverted] == [(2, "graded-tests-untouched", ["t.py", "tests/test_ops.py"])]
+    assert [(e["step"], e["rule"], e["files"]) for e in reverted] == [(2, "graded-tests-untouched", ["tests/test_ops.py"])]
 
 
 def test_the_readme_shows_the_builtin_contract_in_full():

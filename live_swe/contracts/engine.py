@@ -204,7 +204,7 @@ class ContractEngine:
 
     def _contain(self, broken, fields, changed, before_sections, raw_output, step, verdict: Verdict) -> bool:
         """Undo or mask what the broken hard rules found; whether this step's changes were undone."""
-        reverted = False
+        to_undo: list[tuple[str, Rule, list[str]]] = []
         output_rules = {"secrets_in_output"}
         for kind, rule in broken:
             if rule.fields() <= output_rules | {"returncode", "step", "cost", "command", "submitting"}:
@@ -220,19 +220,34 @@ class ContractEngine:
                 self._event("violated", step, rule, kind, fields)
                 verdict.notes.append(f"{NOTE_PREFIX} rule {rule.id} broken: {rule.message}.")
                 continue
-            if not reverted:
-                earlier = list({id(s): s for p, s in before_sections.items() if p in changed}.values())
-                error = restore_files(self.env, self.base, changed, earlier)
-                reverted = error is None
-                self._read_patch()
-                if error:
-                    self.emit({"t": "contract", "kind": "revert_failed", "step": step, "error": error})
-            self._event("reverted" if reverted else "violated", step, rule, kind, fields, files=changed)
-            verdict.notes.append(f"{NOTE_PREFIX} {rule.message or rule.id} ({rule.id}); "
-                                 f"{'your changes to ' + ', '.join(changed) + ' were undone' if reverted else 'could not undo it'}.")
-        if reverted:
+            to_undo.append((kind, rule, self._culprits(rule, fields, changed, before_sections)))
+        if to_undo:
+            paths = sorted({p for _, _, culprits in to_undo for p in culprits})
+            error = restore_files(self.env, self.base, paths,
+                                  list({id(s): s for p, s in before_sections.items() if p in paths}.values()))
+            self._read_patch()
             self._measure()
-        return reverted
+            if error:
+                self.emit({"t": "contract", "kind": "revert_failed", "step": step, "error": error})
+            for kind, rule, culprits in to_undo:
+                self._event("violated" if error else "reverted", step, rule, kind, fields, files=culprits)
+                verdict.notes.append(f"{NOTE_PREFIX} {rule.message or rule.id} ({rule.id}); " + (
+                    "could not undo it." if error else f"your changes to {', '.join(culprits)} were undone."))
+            return error is None and set(paths) >= set(changed)
+        return False
+
+    def _culprits(self, rule: Rule, fields: dict[str, Any], changed: list[str], before_sections) -> list[str]:
+        """The changed files that alone break ``rule``; all of them where none does alone (a diff too big)."""
+        culprits = []
+        for path in changed:
+            section = self._sections.get(path)
+            alone = {**fields, "files_changed": [path], "test_files_touched": [path] if is_test_path(path) else [],
+                     "graded_test_files_touched": [path] if path in self.graded else [],
+                     "secrets_in_diff": self.finder.kinds(diffs.new_lines(before_sections.get(path, ""), section))
+                     if section else []}
+            if self._broken(rule, alone):
+                culprits.append(path)
+        return culprits or changed
 
     # -- soft rules ----------------------------------------------------------------------------------
     def _soft_check(self, fields: dict[str, Any], step: int, *, hold: bool) -> Verdict:
