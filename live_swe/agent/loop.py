@@ -236,7 +236,10 @@ class Agent:
         if command is None:
             return
         if self.contracts is not None:
-            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current)
+            limits = self.limits  # a reply can spend past a budget: its command then does not run
+            spent = bool(limits.cost_limit and self.cost > limits.cost_limit) or self.elapsed > limits.wall_time_limit
+            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
+                                            budget_exceeded=spent)
             if verdict.refusal:
                 self._reply_to(reply, self._redact(verdict.refusal))
                 return
