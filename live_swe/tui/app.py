@@ -416,7 +416,8 @@ class LiveSweApp(App):
         tabs = self.query_one("#right", TabbedContent)
         if not self.query("#grade-tab"):
             tabs.add_pane(TabPane("Grade", GradeView(id="grade"), id="grade-tab"))
-            self.call_after_refresh(lambda: self.query_one(GradeView).show(lines))
+            # the pane mounts later; by then the app may be quitting and the pane gone
+            self.call_after_refresh(lambda: [view.show(lines) for view in self.query(GradeView)])
         else:
             self.query_one(GradeView).show(lines)
 
