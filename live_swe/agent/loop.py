@@ -174,19 +174,25 @@ class Agent:
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
         self._close_seams()
-        patch = ""
+        patch: str | None = ""
         if status != "error" or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
                 message = message or f"could not read the patch: {exc}"
+                patch = None
         return self._finish(status, message, patch)
 
-    def _finish(self, status: str, message: str, patch: str) -> RunResult:
+    def _finish(self, status: str, message: str, patch: str | None) -> RunResult:
+        """Record the end. ``patch`` None: it could not be read (a lost container), so the last
+        good one saved with the session stands: an unreadable patch never replaces it."""
         meta = self.session.meta
         meta.status, meta.exit_message = status, message
         meta.steps, meta.cost, meta.elapsed = self.step, self.cost, round(self.elapsed, 3)
-        self.session.write_patch(patch)
+        if patch is None:
+            patch = self.session.patch()
+        else:
+            self.session.write_patch(patch)
         self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
         self.session.save_meta()
         return RunResult(meta.id, status, self.step, self.cost, patch, message)
