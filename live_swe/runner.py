@@ -14,6 +14,7 @@ from live_swe.config import KernelLimits, home
 from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
+from live_swe.session.baseline import working_tree_commit
 from live_swe.session.store import Session, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
@@ -44,6 +45,7 @@ class RunRequest:
     sandbox: str = "bubblewrap"  # local env: "none" only when the user opts out explicitly
     network: bool = False  # local env: the sandbox's network
     api_base: str | None = None  # the model's server (litellm models); else the configured one
+    allow_dirty: bool = False  # start from the host repository's tree as it is (uncommitted changes included)
 
 
 @dataclass
@@ -177,10 +179,11 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
+        baseline = working_tree_commit(request.repo, session.id) if request.allow_dirty and request.repo else None
         env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels,
                         confinement={"mode": request.sandbox, "network": request.network})
         session.meta.repo_dir = env.repo_dir
-        session.meta.base_commit = base_commit(env)
+        session.meta.base_commit = baseline or base_commit(env)
         record_base(session, session.meta.base_commit)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks)

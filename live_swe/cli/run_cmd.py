@@ -81,6 +81,9 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Start on a repository with uncommitted "
+                                     "changes, taking its tree as it is as the starting point: they stay, "
+                                     "and the patch is only the agent's change (refused by default)."),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -108,6 +111,12 @@ def run(
         fail(f"unknown environment {settings.env!r}; use local or docker")
     check_confinement(settings.env, sandbox)
     host_repo = _host_repository(repo, settings.env, repo_dir)
+    if host_repo is not None and not allow_dirty:
+        from live_swe.session.baseline import dirty_tree_message, uncommitted_changes
+
+        changes = uncommitted_changes(host_repo)
+        if changes:
+            fail(dirty_tree_message(host_repo, changes))
     approver = _approver(yolo)
     request = RunRequest(
         task=task,
@@ -122,6 +131,7 @@ def run(
         sandbox=sandbox,
         network=settings.sandbox.network,
         api_base=settings.api_base,
+        allow_dirty=allow_dirty,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     _report(start_run(request, hooks), as_json)
