@@ -53,3 +53,36 @@ def test_a_dirty_tree_is_refused_and_allow_dirty_starts_from_it_with_only_the_ag
     assert (repo / "scratch.txt").read_text() == "my own file\n"
     assert run_git(repo, "log", "--oneline").count("\n") == 1 and run_git(repo, "stash", "list") == ""
     assert run_git(repo, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/main"]
+
+
+def test_without_the_sandbox_kill_9_still_stops_the_running_command(git_repo, tmp_path):
+    """``--sandbox none``: the command's shell dies with live-swe (the sandboxed case is
+    tests/test_attack_sandbox.py::test_the_running_command_stops_when_live_swe_is_killed_or_interrupted)."""
+    import secrets
+    import time
+
+    from attack_support import start_cli
+    from conftest import live_processes, wait_until_no_process
+
+    ticks = f"ticks-{secrets.token_hex(4)}.txt"
+    loop = bash_reply(f"while true; do date +%s%N >> {ticks}; sleep 0.1; done", "Work for a long time.")
+    process = start_cli(git_repo, [loop, SUBMIT], tmp_path, "--command-timeout", "300", "--sandbox", "none",
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    count = lambda: len((git_repo / ticks).read_text().splitlines()) if (git_repo / ticks).exists() else 0  # noqa: E731
+    try:
+        deadline = time.monotonic() + 60
+        while count() < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert count() >= 3, "the command never started"
+        process.kill()
+        process.wait(timeout=30)
+        time.sleep(0.5)
+        before = count()
+        time.sleep(1.0)
+        assert count() == before, "the command kept writing to the repository"
+        assert wait_until_no_process(ticks, within=2) == []
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for pid in live_processes(ticks):
+            os.kill(pid, signal.SIGKILL)

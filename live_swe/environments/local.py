@@ -113,6 +113,7 @@ class LocalEnvironment(ChannelCommands):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group, so its children can be killed with it
+            preexec_fn=_die_with_parent,
         )
         self._running = process
         try:
@@ -217,6 +218,19 @@ def _exited_by(process: subprocess.Popen, deadline: float) -> bool:
         return bool(select.select([pidfd], [], [], remaining)[0])
     finally:
         os.close(pidfd)
+
+
+def _die_with_parent() -> None:
+    """In the command's shell before it starts: the kernel sends it SIGKILL when live-swe dies
+    (``kill -9`` included), so an unconfined command does not go on writing to the repository while
+    ``resume`` runs the step again. (Unconfined, what it started in the background may outlive it;
+    the sandbox's PID namespace is what takes everything.)"""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _kill_group(process: subprocess.Popen) -> None:
