@@ -4,6 +4,8 @@ session files, a full disk. Real git, real subprocesses, real signals; only the 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 
 from attack_support import CLI
