@@ -172,6 +172,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
                "sandbox": {"mode": request.sandbox, "network": request.network},
                **({"api_base": _without_credentials(request.api_base)} if request.api_base else {}), **request.extra},
     )
+    session.claim()
     record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
                  model=request.model, limits=request.limits,
                  sandbox={"mode": request.sandbox, "network": request.network},
@@ -210,6 +211,15 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
+    session.claim()  # before anything is read or written: a second process stops here
+    try:
+        return _resume(session, session_id, hooks, limits, limit_overrides, sandbox)
+    finally:
+        session.close()
+
+
+def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLimits | None,
+            limit_overrides: dict | None, sandbox: dict | None) -> RunResult:
     meta = session.meta
     if meta.status == "submitted":
         from live_swe.errors import UserError

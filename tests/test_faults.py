@@ -88,3 +88,60 @@ def test_without_the_sandbox_kill_9_still_stops_the_running_command(git_repo, tm
             process.kill()
         for pid in live_processes(ticks):
             os.kill(pid, signal.SIGKILL)
+
+
+def _wait_for(condition, what: str, within: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def _logged(session_dir, kind: str) -> list[dict]:
+    path = session_dir / "events.jsonl"
+    if not path.exists():
+        return []
+    found = []
+    for line in path.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("t") == kind:
+            found.append(event)
+    return found
+
+
+def test_one_process_per_session_a_second_resume_is_told_who_holds_it_and_kill_9_frees_it(git_repo, tmp_path):
+    import socket
+
+    from attack_support import start_cli
+
+    marker = git_repo / "started"
+    # slow the first time only: resume runs the step in flight again
+    slow = bash_reply("[ -e started ] || { touch started; sleep 300; }", "Wait a long time.")
+    process = start_cli(git_repo, [slow, FIX, SUBMIT], tmp_path, "--command-timeout", "600",
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(marker.exists, "the first command")
+        session = SessionStore.default().list()[0]
+        directory = SessionStore.default().open(session.id).dir
+        log_before = (directory / "events.jsonl").read_bytes()
+        second = live_swe("resume", session.id, "--yolo")
+        assert second.returncode == 2, second.stderr
+        lines = [line for line in second.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "in use by another live-swe process" in lines[0], second.stderr
+        assert f"pid {process.pid} on {socket.gethostname()}" in lines[0]
+        assert (directory / "events.jsonl").read_bytes() == log_before  # it wrote nothing
+        process.kill()
+        process.wait(timeout=30)
+        third = live_swe("resume", session.id, "--yolo", "--json")  # the OS released the lock with the process
+        result = json.loads(third.stdout)
+        assert result["status"] == "submitted", third.stderr
+        assert "+    return a + b" in result["patch"]
+        assert len(_logged(directory, "resume")) == 1
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -3,6 +3,7 @@
     meta.json       small metadata, replaced atomically (task, model, status, steps, cost...)
     events.jsonl    append-only log, one JSON object per line (messages, steps, scaffold changes)
     patch.diff      the final patch
+    lock            held (flock) by the one process running the session: who, and since when
     scaffold/       the session's scaffold work tree (what the agent can write)
     scaffold.git/   its history (outside the tree the agent can write)
 
@@ -70,6 +71,7 @@ class Session:
         self.dir = directory
         self.meta = meta
         self._log = None
+        self._lock: int | None = None  # the held lock's file descriptor (``claim``)
         self._redactor: Redactor | None = None
 
     def redact(self, text: str) -> str:
@@ -122,10 +124,38 @@ class Session:
         """Replace the patch atomically: a kill mid-write leaves the previous one whole."""
         files.write_atomic(self.patch_path, self.redact(patch))
 
+    def claim(self) -> None:
+        """Take the session for this process: one process per session. The lock is the kernel's own
+        (``flock`` on ``lock`` in the session folder): it goes with the process however it ends, so a
+        ``kill -9`` never leaves it stuck. A second process is told who holds it."""
+        import fcntl
+        import socket
+
+        if self._lock is not None:
+            return
+        try:
+            fd = files.open_no_follow(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise SessionError(
+                f"session {self.id} is in use by another live-swe process ({holder}); one process runs a "
+                f"session at a time: wait for it to end, or stop that process, then resume") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {_now()}".encode(), 0)
+        self._lock = fd
+
     def close(self) -> None:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._lock is not None:
+            os.close(self._lock)  # releases the lock
+            self._lock = None
 
     # -- reading
     def events(self) -> tuple[list[dict[str, Any]], list[str]]:
