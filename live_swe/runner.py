@@ -258,6 +258,10 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks)
+        if steps and steps[-1].get("submitted"):  # killed after its submission, before the end
+            agent.messages = list(messages)
+            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+            return agent.conclude("submitted")
         if messages:
             agent.restore(messages)
             if hasattr(model, "skip"):  # scripted and replay models continue where the log stops

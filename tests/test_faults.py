@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 
 from attack_support import CLI
 from conftest import SUBMIT, bash_reply, make_git_repo, run_git, write_script
@@ -145,3 +146,45 @@ def test_one_process_per_session_a_second_resume_is_told_who_holds_it_and_kill_9
     finally:
         if process.poll() is None:
             process.kill()
+
+
+KILL_AFTER = """
+import json, os, signal, sys
+from pathlib import Path
+from live_swe.models.scripted import ScriptedModel
+from live_swe.runner import RunHooks, RunRequest, start_run
+
+script, repo, session_id, kind, needle = sys.argv[1:6]
+
+def observe(event):  # the moment to die: this event was just logged
+    if event.get("t") == kind and needle in json.dumps(event):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+hooks = RunHooks(model_factory=lambda name: ScriptedModel.from_path(script), observers=[observe])
+start_run(RunRequest(task="fix add", model="scripted:" + script, repo=Path(repo), session_id=session_id), hooks)
+"""
+
+
+def kill_9_after(event_kind: str, needle: str, script, repo, session_id: str) -> None:
+    """Run a session in a child process that gets SIGKILL right after logging an ``event_kind``
+    event whose JSON holds ``needle``."""
+    done = subprocess.run([sys.executable, "-c", KILL_AFTER, str(script), str(repo), session_id, event_kind, needle],
+                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+
+
+def test_kill_9_after_the_submission_step_resume_finishes_without_asking_the_model_again(git_repo, tmp_path):
+    asked_again = bash_reply("echo asked again > asked-again.txt", "The model was asked again.")
+    script = write_script(tmp_path / "s.yaml", [FIX, SUBMIT, asked_again, SUBMIT])
+    kill_9_after("step", "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", script, git_repo, "submitted-then-killed")
+    session = SessionStore.default().open("submitted-then-killed")
+    assert session.meta.status == "running" and not _logged(session.dir, "end")
+    resumed = live_swe("resume", "submitted-then-killed", "--yolo", "--json")
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "submitted", resumed.stderr
+    assert "+    return a + b" in result["patch"] and "asked" not in result["patch"]
+    assert not (git_repo / "asked-again.txt").exists()
+    submissions = [e for e in _logged(session.dir, "step") if "COMPLETE_TASK" in e["command"]]
+    replies = [e for e in _logged(session.dir, "message") if e["message"]["role"] == "assistant"]
+    assert len(submissions) == 1 and len(replies) == 2  # the model was not asked again
+    assert [e["status"] for e in _logged(session.dir, "end")] == ["submitted"]

@@ -173,6 +173,11 @@ class Agent:
             status, message = "interrupted", "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
+        return self.conclude(status, message)
+
+    def conclude(self, status: str, message: str = "") -> RunResult:
+        """End the run: the guard's last check, the patch, the ``end`` event. ``resume`` calls it
+        alone for a session killed after its submission step: a submitted step is final."""
         self._close_seams()
         patch: str | None = ""
         if status != "error" or self.patch_fn:
@@ -238,7 +243,9 @@ class Agent:
         output = self.env.execute(command, timeout=self.limits.command_timeout)
         output = dataclasses.replace(output, text=self._redact(output.text))
         if is_submission(output):
-            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
+            self._checkpoint()  # the submitting command may have changed files too
+            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
+                       "submitted": True})
             raise _Stop("submitted")
         self._checkpoint()
         observation = self._observation(output)
