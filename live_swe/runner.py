@@ -190,7 +190,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         agent = _agent(session, env, model, request.limits, hooks)
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env))
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -270,7 +270,7 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
             agent.start(meta.task)
         agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -331,8 +331,9 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     return result.text
 
 
-def _record_failure(session: Session, exc: Exception) -> None:
-    session.meta.status = "error"
-    session.meta.exit_message = str(exc)[:2000]
-    session.append({"t": "end", "status": "error", "message": session.meta.exit_message})
+def _record_failure(session: Session, exc: BaseException) -> None:
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+    session.meta.status = status
+    session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
+    session.append({"t": "end", "status": status, "message": session.meta.exit_message})
     session.save_meta()

@@ -8,7 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
+import pytest
 from attack_support import CLI
 from conftest import SUBMIT, bash_reply, make_git_repo, run_git, write_script
 
@@ -188,3 +190,38 @@ def test_kill_9_after_the_submission_step_resume_finishes_without_asking_the_mod
     replies = [e for e in _logged(session.dir, "message") if e["message"]["role"] == "assistant"]
     assert len(submissions) == 1 and len(replies) == 2  # the model was not asked again
     assert [e["status"] for e in _logged(session.dir, "end")] == ["submitted"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_a_run_like_ctrl_c_and_it_resumes(git_repo, tmp_path, sig):
+    from attack_support import start_cli
+    from conftest import wait_until_no_process
+
+    ticks = git_repo / "ticks.txt"
+    # long the first time only: resume runs the step in flight again
+    loop = bash_reply("[ -e ticks.txt ] && echo again || while true; do date +%s%N >> ticks.txt; sleep 0.1; done",
+                      "Work for a long time.")
+    process = start_cli(git_repo, [FIX, loop, SUBMIT], tmp_path, "--command-timeout", "300",
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    count = lambda: len(ticks.read_text().splitlines()) if ticks.exists() else 0  # noqa: E731
+    try:
+        _wait_for(lambda: count() >= 3, "the command to run")
+        process.send_signal(sig)  # what `timeout`, a closed terminal or a cancelled CI job send
+        assert process.wait(timeout=60) == 1, process.stderr.read().decode()[-2000:]
+        stderr = process.stderr.read().decode()
+        assert "Traceback" not in stderr and f"stopped by {sig.name}" in stderr, stderr
+        time.sleep(0.5)
+        before = count()
+        time.sleep(1.0)
+        assert count() == before, "the command kept running"
+        assert wait_until_no_process("ticks.txt", within=2) == []
+        meta = SessionStore.default().list()[0]
+        assert meta.status == "interrupted"
+        session = SessionStore.default().open(meta.id)
+        assert [e["status"] for e in _logged(session.dir, "end")] == ["interrupted"]
+        resumed = live_swe("resume", meta.id, "--yolo", "--json")
+        result = json.loads(resumed.stdout)
+        assert result["status"] == "submitted" and "+    return a + b" in result["patch"], resumed.stderr
+    finally:
+        if process.poll() is None:
+            process.kill()

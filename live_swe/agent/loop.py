@@ -169,8 +169,8 @@ class Agent:
                 self.one_step()
         except _Stop as stop:
             status, message = stop.status, stop.message
-        except KeyboardInterrupt:
-            status, message = "interrupted", "interrupted by the user"
+        except KeyboardInterrupt as stop:
+            status, message = "interrupted", str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
         return self.conclude(status, message)

@@ -18,6 +18,7 @@ from live_swe.cli.common import (
     shown_exact,
 )
 from live_swe.cli.confinement import check_confinement
+from live_swe.infra.stop_signals import stop_signals_interrupt
 
 NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
 SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
@@ -134,7 +135,9 @@ def run(
         allow_dirty=allow_dirty,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
-    _report(start_run(request, hooks), as_json)
+    with stop_signals_interrupt():
+        result = start_run(request, hooks)
+    _report(result, as_json)
 
 
 def _failed_run(session_id: str) -> dict[str, Any]:
@@ -188,4 +191,6 @@ def resume(
     check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    _report(resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement), as_json)
+    with stop_signals_interrupt():
+        result = resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement)
+    _report(result, as_json)
