@@ -225,3 +225,18 @@ def test_sigterm_and_sighup_stop_a_run_like_ctrl_c_and_it_resumes(git_repo, tmp_
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_torn_last_line_is_repaired_so_the_next_event_is_not_lost(git_repo, tmp_path):
+    script = write_script(tmp_path / "s.yaml", [FIX, SUBMIT])
+    kill_9_after("step", '"step": 1', script, git_repo, "torn")
+    session = SessionStore.default().open("torn")
+    with open(session.events_path, "a") as log:  # what a kill in the middle of a write leaves
+        log.write('{"t": "step", "step": 2, "comm')
+    resumed = live_swe("resume", "torn", "--yolo", "--json")
+    assert json.loads(resumed.stdout)["status"] == "submitted", resumed.stderr
+    events, problems = SessionStore.default().open("torn").events()
+    assert len(problems) == 1 and "line skipped" in problems[0]  # the torn line alone
+    kinds = [e["t"] for e in events]
+    assert "resume" in kinds and kinds[-1] == "end"  # nothing glued onto the torn line
+    assert session.events_path.read_text().endswith("\n")

@@ -115,6 +115,8 @@ class Session:
         if self._log is None:
             try:
                 self._log = files.open_append(self.events_path)
+                if files.ends_torn(self.events_path):  # a kill mid-write: the torn line stays, reported
+                    self._log.write("\n")  # by events(), and the next event starts on its own line
             except files.DamagedFile as exc:
                 raise SessionError(str(exc)) from None
         self._log.write(self.redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n")
