@@ -241,3 +241,21 @@ def test_a_torn_last_line_is_repaired_so_the_next_event_is_not_lost(git_repo, tm
     # the first event after the torn line (resume reports it) is not glued onto it
     assert kinds.count("log_problem") == 1 and "resume" in kinds and kinds[-1] == "end"
     assert session.events_path.read_text().endswith("\n")
+
+
+def test_a_corrupt_meta_json_is_listed_as_damaged_with_what_to_do(git_repo, tmp_path):
+    script = write_script(tmp_path / "s.yaml", [FIX, SUBMIT])
+    good = live_swe("run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json")
+    good_id = json.loads(good.stdout)["session_id"]
+    run_git(git_repo, "checkout", "--", "calc.py")
+    broken = live_swe("run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json")
+    broken_id = json.loads(broken.stdout)["session_id"]
+    meta = SessionStore.default().open(broken_id).meta_path
+    meta.write_text(meta.read_text()[:40])  # cut short, as a failing disk or an editor might leave it
+    listed = live_swe("sessions", "list")
+    assert listed.returncode == 0 and "no sessions yet" not in listed.stdout
+    lines = {line.split()[0]: line for line in listed.stdout.splitlines()}
+    assert "submitted" in lines[good_id]
+    assert "damaged" in lines[broken_id] and "meta.json" in lines[broken_id] and "Restore" in lines[broken_id]
+    as_json = {entry["id"]: entry for entry in json.loads(live_swe("sessions", "list", "--json").stdout)}
+    assert as_json[broken_id]["status"] == "damaged" and as_json[good_id]["status"] == "submitted"

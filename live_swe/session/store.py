@@ -230,16 +230,23 @@ class SessionStore:
             raise SessionError(str(exc)) from None
         except (ValidationError, ValueError) as exc:
             raise SessionError(f"{path}: session metadata is unreadable ({exc.__class__.__name__}); "
-                               "the event log next to it is untouched") from exc
+                               "the event log next to it is untouched. Restore meta.json from a copy, or move "
+                               "the folder out of the sessions folder to set the session aside") from exc
         return Session(directory, meta)
 
     def list(self) -> list[SessionMeta]:
+        return self.scan()[0]
+
+    def scan(self) -> tuple[list[SessionMeta], list[tuple[str, str]]]:
+        """The readable sessions, and the damaged ones: (folder name, what is wrong and what to do)."""
         if not self.root.is_dir():
-            return []
-        metas = []
+            return [], []
+        metas, damaged = [], []
         for directory in sorted(self.root.iterdir()):
+            if not directory.is_dir() or not os.path.lexists(directory / "meta.json"):
+                continue  # not a session (nor one that got as far as its metadata)
             try:
                 metas.append(self.open(directory.name).meta)
-            except SessionError:
-                continue
-        return metas
+            except SessionError as exc:
+                damaged.append((directory.name, str(exc)))
+        return metas, damaged
