@@ -15,7 +15,7 @@ from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
 from live_swe.session.baseline import working_tree_commit
-from live_swe.session.store import Session, SessionStore
+from live_swe.session.store import Session, SessionError, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
     record_base,
@@ -335,5 +335,8 @@ def _record_failure(session: Session, exc: BaseException) -> None:
     status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
     session.meta.status = status
     session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
-    session.append({"t": "end", "status": status, "message": session.meta.exit_message})
-    session.save_meta()
+    try:
+        session.append({"t": "end", "status": status, "message": session.meta.exit_message})
+        session.save_meta()
+    except SessionError:
+        pass  # the session files cannot be written (a full disk): it stays as its last whole event left it

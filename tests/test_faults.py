@@ -259,3 +259,74 @@ def test_a_corrupt_meta_json_is_listed_as_damaged_with_what_to_do(git_repo, tmp_
     assert "damaged" in lines[broken_id] and "meta.json" in lines[broken_id] and "Restore" in lines[broken_id]
     as_json = {entry["id"]: entry for entry in json.loads(live_swe("sessions", "list", "--json").stdout)}
     assert as_json[broken_id]["status"] == "damaged" and as_json[good_id]["status"] == "submitted"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 16 MiB filesystem of its own (tmpfs), unmounted afterwards."""
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root (CI runs as root)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)], check=True)
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill(disk) -> None:
+    with open(disk / "filler", "wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError:
+            pass
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("live-swe: error")]
+
+
+def test_a_full_disk_at_start_is_one_clear_line_and_leaves_no_session(git_repo, tmp_path, small_disk):
+    import os
+
+    home = small_disk / "home"
+    home.mkdir()
+    script = write_script(tmp_path / "s.yaml", [FIX, SUBMIT])
+    _fill(small_disk)
+    env = {**os.environ, "LIVE_SWE_HOME": str(home)}
+    out = live_swe("run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", env=env)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert len(_error_lines(out.stderr)) == 1 and "No space left on device" in out.stderr, out.stderr
+    assert not (home / "sessions").exists() or list((home / "sessions").iterdir()) == []
+    (small_disk / "filler").unlink()
+    again = live_swe("run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json",
+                     env=env)
+    assert json.loads(again.stdout)["status"] == "submitted", again.stderr
+
+
+def test_a_full_disk_mid_run_is_one_clear_line_a_whole_log_and_resume_finishes(git_repo, tmp_path, small_disk):
+    import os
+
+    home = small_disk / "home"
+    home.mkdir()
+    # the agent's own command fills the disk (unconfined, so it can), the first time only
+    fill = bash_reply(f"[ -e {small_disk}/once ] || {{ touch {small_disk}/once; head -c 64M /dev/zero > "
+                      f"{small_disk}/filler; }}; echo filled", "Fill the disk.")
+    script = write_script(tmp_path / "s.yaml", [FIX, fill, bash_reply("echo after"), SUBMIT])
+    env = {**os.environ, "LIVE_SWE_HOME": str(home)}
+    out = live_swe("run", "-t", "fix add", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo",
+                   "--sandbox", "none", env=env)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    errors = _error_lines(out.stderr)
+    assert len(errors) == 1 and "No space left on device" in errors[0] and "live-swe resume" in errors[0], out.stderr
+    [session_dir] = list((home / "sessions").iterdir())
+    log = (session_dir / "events.jsonl").read_text()
+    assert log.endswith("\n") and all(json.loads(line) for line in log.splitlines())  # no torn line
+    assert not [p for p in session_dir.iterdir() if p.name.endswith(".tmp")]
+    (small_disk / "filler").unlink()
+    resumed = live_swe("resume", session_dir.name, "--yolo", "--json", "--sandbox", "none", env=env)
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "submitted" and "+    return a + b" in result["patch"], resumed.stderr

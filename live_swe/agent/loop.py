@@ -19,7 +19,7 @@ from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session
+from live_swe.session.store import Session, SessionError
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -173,6 +173,9 @@ class Agent:
             status, message = "interrupted", str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
+        except SessionError:  # the session cannot be written (a full disk): no end can be recorded
+            self._close_seams()
+            raise
         return self.conclude(status, message)
 
     def conclude(self, status: str, message: str = "") -> RunResult:
