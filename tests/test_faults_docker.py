@@ -51,3 +51,70 @@ def test_a_lost_container_never_replaces_the_saved_patch_and_resume_keeps_the_ed
     second = resume_run(session_id, again)
     assert second.status == "submitted"
     assert "+    return a + b" in second.patch and "+kept" in second.patch
+
+
+@pytest.fixture(scope="module")
+def private_docker(base_image, tmp_path_factory):
+    """A Docker engine of this test's own, with the base image, that it may stop and start."""
+    from private_docker import PrivateDocker
+
+    why_not = PrivateDocker.available()
+    if why_not:
+        pytest.skip(why_not)
+    engine = PrivateDocker(tmp_path_factory.mktemp("private-docker"))
+    try:
+        engine.start()
+        engine.load(base_image)
+        yield engine
+    finally:
+        engine.remove()
+
+
+def test_the_engine_stopping_during_a_command_is_one_clear_line_and_the_session_resumes(private_docker, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from conftest import BASE_IMAGE
+
+    from live_swe.session.store import SessionStore
+
+    repo = make_git_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    slow = bash_reply("sleep 120", "Wait for a long time.")
+    script = write_script(tmp_path / "s.yaml", [bash_reply("sed -i 's/a - b/a + b/' calc.py"), slow, SUBMIT])
+    env = {**os.environ, "DOCKER_HOST": private_docker.host}
+    cli = [sys.executable, "-m", "live_swe.cli.main"]
+    run = subprocess.Popen([*cli, "run", "-t", "fix add", "--repo", str(repo), "--env", "docker", "--image", BASE_IMAGE,
+                            "-m", f"scripted:{script}", "--yolo"], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "sleep 120" not in private_docker.docker("ps", "-q", check=False).stdout + _top(private_docker):
+            assert time.monotonic() < deadline and run.poll() is None, run.stderr.read() if run.poll() else "slow"
+            time.sleep(0.3)
+        private_docker.stop()  # the engine goes away in the middle of the command
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        private_docker.start()
+    assert run.returncode == 1 and "Traceback" not in err, err
+    [meta] = SessionStore.default().list()
+    assert meta.status == "error" and "stopped answering" in meta.exit_message and "resume" in meta.exit_message
+    assert "stopped answering" in err
+    saved = SessionStore.default().open(meta.id).patch()
+    assert "+    return a + b" in saved  # the last good patch stands
+
+    write_script(script, [bash_reply("sed -i 's/a - b/a + b/' calc.py"), bash_reply("echo quick this time"), SUBMIT])
+    resumed = subprocess.run([*cli, "resume", meta.id, "--yolo", "--json"], env=env, capture_output=True, text=True,
+                             timeout=300, stdin=subprocess.DEVNULL)
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "submitted" and "+    return a + b" in result["patch"], resumed.stderr
+
+
+def _top(engine) -> str:
+    """The processes of the engine's containers."""
+    names = engine.docker("ps", "-q", check=False).stdout.split()
+    return "".join(engine.docker("top", name, check=False).stdout for name in names)
