@@ -118,3 +118,61 @@ def _top(engine) -> str:
     """The processes of the engine's containers."""
     names = engine.docker("ps", "-q", check=False).stdout.split()
     return "".join(engine.docker("top", name, check=False).stdout for name in names)
+
+
+def test_sigterm_during_a_docker_command_removes_the_container_and_the_session_resumes(docker_client, base_image,
+                                                                                      tmp_path):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import labelled_containers
+
+    from live_swe.session.store import SessionStore
+
+    repo = make_git_repo(tmp_path / "repo", {"calc.py": "def add(a, b):\n    return a - b\n"})
+    fix = bash_reply("sed -i 's/a - b/a + b/' calc.py")
+    script = write_script(tmp_path / "s.yaml", [fix, bash_reply("sleep 120", "Wait."), SUBMIT])
+    cli = [sys.executable, "-m", "live_swe.cli.main"]
+    run = subprocess.Popen([*cli, "run", "-t", "fix add", "--repo", str(repo), "--env", "docker", "--image", base_image,
+                            "-m", f"scripted:{script}", "--yolo"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        session_id = None
+        while True:
+            assert time.monotonic() < deadline and run.poll() is None, "the slow command never started"
+            metas = SessionStore.default().list()
+            session_id = metas[0].id if metas else None
+            running = labelled_containers(docker_client, f"live-swe.session={session_id}") if session_id else []
+            if running and "sleep 120" in _processes(docker_client, running[0]["Id"]):
+                break
+            time.sleep(0.3)
+        run.send_signal(signal.SIGTERM)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1 and "Traceback" not in err and "stopped by SIGTERM" in err, err
+    deadline = time.monotonic() + 20
+    while labelled_containers(docker_client, f"live-swe.session={session_id}") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert labelled_containers(docker_client, f"live-swe.session={session_id}") == []
+    assert SessionStore.default().open(session_id).meta.status == "interrupted"
+    write_script(script, [fix, bash_reply("echo quick this time"), SUBMIT])
+    resumed = subprocess.run([*cli, "resume", session_id, "--yolo", "--json"], capture_output=True, text=True,
+                             timeout=300, stdin=subprocess.DEVNULL)
+    result = json.loads(resumed.stdout)
+    assert result["status"] == "submitted" and "+    return a + b" in result["patch"], resumed.stderr
+
+
+def _processes(docker_client, container_id: str) -> str:
+    """What runs in the container ("" while it is not running yet, or gone)."""
+    from docker.errors import APIError
+
+    try:
+        return str(docker_client.api.top(container_id))
+    except APIError:
+        return ""
