@@ -441,15 +441,47 @@ def test_resume_after_kill_9_skips_what_was_done_and_redoes_the_rest(suite, tmp_
     # The killed process's container goes with it (its stdin closes), nothing left with the batch label.
     assert wait_for(lambda: batch_containers(docker_client, batch_id) == [], timeout=30)
 
+    # The killed attempt's session was left `running`, with no end event.
+    killed = out / "sessions" / "example__text-2"
+    assert json.loads((killed / "meta.json").read_text())["status"] == "running"
+
     calls: list[str] = []
     summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False)
-    assert (summary.skipped, summary.done, summary.failed) == (1, 2, 0)
+    assert (summary.skipped, summary.done, summary.failed, summary.stale) == (1, 2, 0, 1)
     assert calls == ["example__text-2", "example__calc-3"]
     preds = read_preds(out / "preds.jsonl")
     assert sorted(preds) == ["example__calc-1", "example__calc-3", "example__text-2"]
-    assert preds["example__text-2"]["session"] == "example__text-2.2"  # the killed attempt's session is kept
-    assert json.loads((out / "sessions" / "example__text-2" / "meta.json").read_text())["status"] == "running"
+    assert preds["example__text-2"]["session"] == "example__text-2.2"  # the killed attempt's session is kept ...
+    meta = json.loads((killed / "meta.json").read_text())  # ... and closed as stale, not `running` forever
+    assert meta["status"] == "interrupted" and meta["exit_message"].startswith("stale: ")
+    end = [json.loads(line) for line in (killed / "events.jsonl").read_text().splitlines()][-1]
+    assert (end["t"], end["status"], end["stale"]) == ("end", "interrupted", True)
+    booked = [r for r in read_jsonl(out / "results.jsonl") if r.get("stale")]
+    assert [(r["instance_id"], r["session"], r["status"]) for r in booked] == [
+        ("example__text-2", "example__text-2", "interrupted")]
     assert batch_containers(docker_client, batch_id) == []
+    assert run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False).stale == 0
+
+
+@pytest.mark.docker
+def test_sigterm_stops_the_batch_like_ctrl_c_and_leaves_no_session_running(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    child = _start_child(suite, out)
+    try:
+        batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
+        assert batch_id, "batch never got going"
+        os.kill(child.pid, signal.SIGTERM)
+        child.wait(timeout=60)  # it did not wait for `sleep 120`
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert batch_containers(docker_client, batch_id) == []
+    statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
+    assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
+    for meta in (out / "sessions").glob("*/meta.json"):
+        assert json.loads(meta.read_text())["status"] != "running", meta
+        events = meta.with_name("events.jsonl").read_text().splitlines()
+        assert json.loads(events[-1])["t"] == "end", meta
 
 
 @pytest.mark.docker
