@@ -551,3 +551,42 @@ def test_benchmark_instances_get_the_repository_map_from_their_image(suite, tmp_
     events = [json.loads(line) for line in (out / "sessions" / "example__calc-1" / "events.jsonl").read_text().splitlines()]
     (mapped,) = [e for e in events if e.get("t") == "repo_map"]
     assert mapped["source"] == "environment" and mapped["files"] == 3 and "error" not in mapped
+
+
+# -- exit codes --------------------------------------------------------------------------------------
+
+
+def _bench_run(suite: str, script: Path, out: Path, *extra: str) -> tuple[int, dict, str]:
+    """``live-swe bench run --json`` in its own process: its exit code, its summary, its stderr."""
+    done = subprocess.run([sys.executable, "-m", "live_swe.cli.main", "bench", "run", suite, "--model",
+                           f"scripted:{script}", "--out", str(out), "--json", *extra],
+                          cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.mark.docker
+def test_bench_run_exits_3_when_an_instance_failed_and_counts_errors_by_kind(tmp_path, suite_images):
+    from conftest import write_script
+
+    suite = make_suite(tmp_path / "suite", [
+        _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts."),
+        _row("example__gone-9", "calc", MISSING_IMAGE, "Never runs."),
+    ])
+    submits = write_script(tmp_path / "submit.yaml", [SUBMIT])
+    code, summary, stderr = _bench_run(suite, submits, tmp_path / "missing", "--skip-missing")
+    assert code == summary["exit_code"] == 3, stderr
+    assert (summary["done"], summary["failed"], summary["errors"]) == (1, 1, {"missing_image": 1})
+    assert "Traceback" not in stderr
+
+    calc_only = ["--instances", "example__calc-1"]
+    runs_out = write_script(tmp_path / "runs-out.yaml", [bash_reply("ls")])  # the script ends: the model fails
+    code, summary, _ = _bench_run(suite, runs_out, tmp_path / "model", *calc_only)
+    assert (code, summary["failed"], summary["errors"]) == (3, 1, {"model": 1})
+    assert read_jsonl(tmp_path / "model" / "results.jsonl")[0]["error_kind"] == "model"
+
+    # Ran, not submitted (the step budget ended it): a result, not an error.
+    code, summary, _ = _bench_run(suite, write_script(tmp_path / "looks.yaml", [bash_reply("ls")] * 3),
+                                  tmp_path / "budget", *calc_only, "--step-limit", "1")
+    assert (code, summary["done"], summary["submitted"], summary["errors"]) == (0, 1, 0, {})
+    code, summary, _ = _bench_run(suite, submits, tmp_path / "clean", *calc_only)
+    assert (code, summary["submitted"], summary["failed"]) == (0, 1, 0)

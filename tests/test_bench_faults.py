@@ -130,6 +130,7 @@ def test_an_engine_that_stays_away_stops_the_batch_cleanly_and_a_rerun_goes_on(o
             child.kill()
     assert child.returncode == 3, (stdout, stderr)
     assert "Traceback" not in stderr and "Connection aborted" not in stderr, stderr
+    assert "did not come back within 4 s" in stderr  # the progress lines say it, as the records do
     summary = json.loads(stdout)
     assert summary["exit_code"] == 3 and summary["done"] == 0
     assert summary["errors"] == {"engine": summary["failed"]} and summary["failed"] >= 2

@@ -11,6 +11,8 @@ image is missing are reported as such and the others graded. Its logs go under
 Outcome statuses keep the harness's labels: resolved, unresolved (the tests ran), patch_failed,
 infra_failure and ambiguous_failure (the harness's own classification, with its reason), error
 (with the harness's own message), empty_patch, no_prediction, and missing_image (not graded).
+Of those, error, infra_failure, ambiguous_failure and missing_image say nothing of the patch: they
+are the evaluation's errors (``EvalReport.errors``; ``bench eval`` exits 3).
 """
 
 from __future__ import annotations

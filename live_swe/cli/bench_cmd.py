@@ -61,7 +61,7 @@ def run(
     summary = run_batch(suite, model=model, out=out, workers=workers, instances=instances, filter=filter,
                         slice=slice, scaffold=scaffold, redo=redo, limits=settings.limits,
                         total_cost_limit=total_cost_limit, image_template=image_template, skip_missing=skip_missing,
-                        show_progress=not (no_progress or as_json), engine_wait=engine_wait)
+                        show_progress=not no_progress, engine_wait=engine_wait)
     code = _batch_exit_code(summary)
     if as_json:
         print_json({**summary.to_json(records=False), "exit_code": code})
