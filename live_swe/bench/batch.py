@@ -568,14 +568,14 @@ def run_batch(
         check_template(image_template)
     limits = limits or KernelLimits()
     out = Path(out).expanduser().resolve()
-    # a bad model name or scaffold fails the batch once, before anything is read or written
+    suite = load_suite(suite_spec)
+    selected = suite.select_some(instances=instances, filter=filter, slice=slice)
+    # a bad model name or scaffold fails the batch once, before anything is written
+    _check_scaffold(scaffold)
     if model_factory is None:
         from live_swe.models.resolve import make_model
 
         make_model(model)
-    suite = load_suite(suite_spec)
-    selected = suite.select_some(instances=instances, filter=filter, slice=slice)
-    _check_scaffold(scaffold)
 
     def todo_now() -> list[Instance]:
         done_before = {} if redo else read_preds(out / PREDS_FILE)
