@@ -132,3 +132,17 @@ def test_the_quick_key_table_says_what_litellm_says(provider, monkeypatch):
         assert litellm.validate_environment(model=model)["keys_in_environment"]
         check_litellm_model(model)
         monkeypatch.delenv(variable)
+
+
+def test_the_prefixes_read_from_litellm_s_files_hold_every_provider_litellm_knows():
+    """The quick refusal of an unknown prefix reads litellm's files without importing litellm; every
+    provider litellm itself lists must be among what it reads."""
+    import litellm
+
+    from live_swe.models.preflight import _litellm_prefixes
+
+    known = _litellm_prefixes()
+    assert known, "litellm's files could not be read: the quick refusal would never apply"
+    listed = {getattr(p, "value", p) for p in litellm.provider_list}
+    assert listed <= known, sorted(listed - known)
+    assert "nonsense" not in known
