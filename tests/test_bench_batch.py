@@ -463,18 +463,26 @@ def test_resume_after_kill_9_skips_what_was_done_and_redoes_the_rest(suite, tmp_
     assert run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False).stale == 0
 
 
-@pytest.mark.docker
-def test_sigterm_stops_the_batch_like_ctrl_c_and_leaves_no_session_running(suite, tmp_path, docker_client):
-    out = tmp_path / "run"
+def _stop_child_mid_sleep(suite: str, out: Path, docker_client, signum: int) -> str:
+    """Start the batch in its own process, send it ``signum`` once instance 2 sleeps; the batch id."""
     child = _start_child(suite, out)
     try:
         batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
         assert batch_id, "batch never got going"
-        os.kill(child.pid, signal.SIGTERM)
-        child.wait(timeout=60)  # it did not wait for `sleep 120`
+        started = time.monotonic()
+        os.kill(child.pid, signum)
+        child.wait(timeout=60)
+        assert time.monotonic() - started < 30  # it did not wait for `sleep 120`
     finally:
         if child.poll() is None:
             child.kill()
+    return batch_id
+
+
+@pytest.mark.docker
+def test_sigterm_stops_the_batch_like_ctrl_c_and_leaves_no_session_running(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    batch_id = _stop_child_mid_sleep(suite, out, docker_client, signal.SIGTERM)
     assert batch_containers(docker_client, batch_id) == []
     statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
     assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
@@ -487,17 +495,7 @@ def test_sigterm_stops_the_batch_like_ctrl_c_and_leaves_no_session_running(suite
 @pytest.mark.docker
 def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_client):
     out = tmp_path / "run"
-    child = _start_child(suite, out)
-    try:
-        batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
-        assert batch_id, "batch never got going"
-        started = time.monotonic()
-        os.kill(child.pid, signal.SIGINT)
-        child.wait(timeout=60)
-        assert time.monotonic() - started < 30  # it did not wait for `sleep 120`
-    finally:
-        if child.poll() is None:
-            child.kill()
+    batch_id = _stop_child_mid_sleep(suite, out, docker_client, signal.SIGINT)
     assert batch_containers(docker_client, batch_id) == []
     assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
     statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}

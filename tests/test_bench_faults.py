@@ -78,6 +78,22 @@ def sleeping_containers(engine: PrivateEngine, sleep: str = SLEEP) -> int:
     return count
 
 
+def restart_mid_batch(engine: PrivateEngine, suite: str, out: Path, factory, sleep: str):
+    """Run the batch (two workers) and restart the engine once two instances run ``sleep``: its summary."""
+    done: dict = {}
+    batch = threading.Thread(target=lambda: done.update(summary=run_batch(
+        suite, model="m", out=out, workers=2, model_factory=factory, show_progress=False, engine_wait=120)))
+    batch.start()
+    try:
+        assert wait_for(lambda: sleeping_containers(engine, sleep) == 2, timeout=120), "the first two never started"
+        engine.stop()  # returns once the engine has stopped its containers and exited
+        time.sleep(3)
+        engine.start()
+    finally:
+        batch.join(timeout=600)
+    return done["summary"]
+
+
 def sleeper(name, instance) -> ScriptedModel:
     return ScriptedModel([Reply(bash_reply(SLEEP)), Reply(bash_reply("sed -i 's/a - b/a + b/' calc/ops.py")),
                           Reply(SUBMIT)], name=name)
@@ -88,18 +104,8 @@ def test_a_daemon_restart_mid_batch_loses_no_instance(on_engine, tmp_path):
     """Two instances run and two wait when the engine restarts: the queued ones wait for it, the
     ones it killed run again, every instance ends submitted and nothing counts as failed."""
     suite, out = four_instances(tmp_path / "suite"), tmp_path / "run"
-    done: dict = {}
-    batch = threading.Thread(target=lambda: done.update(summary=run_batch(
-        suite, model="m", out=out, workers=2, model_factory=sleeper, show_progress=False, engine_wait=120)))
-    batch.start()
-    try:
-        assert wait_for(lambda: sleeping_containers(on_engine) == 2, timeout=120), "the first two never started"
-        on_engine.stop()
-        time.sleep(3)  # queued instances come up for their turn while no engine answers
-        on_engine.start()
-    finally:
-        batch.join(timeout=600)
-    summary = done["summary"]
+    # queued instances come up for their turn while no engine answers
+    summary = restart_mid_batch(on_engine, suite, out, sleeper, SLEEP)
     assert (summary.done, summary.submitted, summary.failed, summary.not_started) == (4, 4, 0, 0), summary.records
     assert summary.clean and summary.errors == {}
     preds = read_preds(out / "preds.jsonl")
@@ -163,18 +169,7 @@ def test_instances_the_engine_killed_run_again_once_it_is_back(on_engine, tmp_pa
         return ScriptedModel([*first, Reply(bash_reply("sed -i 's/a - b/a + b/' calc/ops.py")), Reply(SUBMIT)],
                              name=name)
 
-    done: dict = {}
-    batch = threading.Thread(target=lambda: done.update(summary=run_batch(
-        suite, model="m", out=out, workers=2, model_factory=factory, show_progress=False, engine_wait=120)))
-    batch.start()
-    try:
-        assert wait_for(lambda: sleeping_containers(on_engine, LONG_SLEEP) == 2, timeout=120), "never started"
-        on_engine.stop()  # returns once the engine has killed its containers and exited
-        time.sleep(2)
-        on_engine.start()
-    finally:
-        batch.join(timeout=600)
-    summary = done["summary"]
+    summary = restart_mid_batch(on_engine, suite, out, factory, LONG_SLEEP)
     assert (summary.done, summary.submitted, summary.failed, summary.retried) == (4, 4, 0, 2), summary.records
     assert summary.clean and summary.errors == {}
     killed = [r for r in read_jsonl(out / "results.jsonl") if r["status"] == "error"]
