@@ -102,8 +102,10 @@ def test_the_engine_stopping_during_a_command_is_one_clear_line_and_the_session_
         private_docker.start()
     assert run.returncode == 1 and "Traceback" not in err, err
     [meta] = SessionStore.default().list()
-    assert meta.status == "error" and "stopped answering" in meta.exit_message and "resume" in meta.exit_message
-    assert "stopped answering" in err
+    # the engine kills its containers as it stops: which it is seen as first depends on the moment
+    said = ("stopped answering", "is gone or stopped")
+    assert meta.status == "error" and any(s in meta.exit_message for s in said) and "resume" in meta.exit_message
+    assert any(s in err for s in said)
     saved = SessionStore.default().open(meta.id).patch()
     assert "+    return a + b" in saved  # the last good patch stands
 

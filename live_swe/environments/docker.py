@@ -125,7 +125,8 @@ class DockerEnvironment(ChannelCommands):
             ) from None
         except docker.errors.APIError as exc:
             raise EnvironmentError_(
-                f"the container {self.container_name} is gone or stopped ({exc.explanation or exc})"
+                f"the container {self.container_name} is gone or stopped ({exc.explanation or exc}); the session "
+                "is saved with its last changes: resume it to go on in a new container"
             ) from None
         except docker.errors.DockerException as exc:
             raise engine.engine_error(exc) from None
