@@ -15,7 +15,8 @@ from live_swe.contracts.session import contract_engine, recorded_contract, run_c
 from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
-from live_swe.session.store import Session, SessionStore
+from live_swe.session.baseline import working_tree_commit
+from live_swe.session.store import Session, SessionError, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
     record_base,
@@ -47,6 +48,7 @@ class RunRequest:
     api_base: str | None = None  # the model's server (litellm models); else the configured one
     contract_files: list[Path] = field(default_factory=list)  # --contract FILE, added to the built-in and the user's
     graded_test_files: tuple[str, ...] | None = None  # bench mode: the files of the tests the benchmark grades
+    allow_dirty: bool = False  # start from the host repository's tree as it is (uncommitted changes included)
 
 
 @dataclass
@@ -179,6 +181,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
                "sandbox": {"mode": request.sandbox, "network": request.network},
                **({"api_base": _without_credentials(request.api_base)} if request.api_base else {}), **request.extra},
     )
+    session.claim()
     record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
                  model=request.model, limits=request.limits,
                  sandbox={"mode": request.sandbox, "network": request.network},
@@ -186,16 +189,17 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
+        baseline = working_tree_commit(request.repo, session.id) if request.allow_dirty and request.repo else None
         env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels,
                         confinement={"mode": request.sandbox, "network": request.network})
         session.meta.repo_dir = env.repo_dir
-        session.meta.base_commit = base_commit(env)
+        session.meta.base_commit = baseline or base_commit(env)
         record_base(session, session.meta.base_commit)
         session.save_meta()
         agent = _agent(session, env, model, request.limits, hooks, contract)
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env))
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -216,6 +220,15 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
+    session.claim()  # before anything is read or written: a second process stops here
+    try:
+        return _resume(session, session_id, hooks, limits, limit_overrides, sandbox)
+    finally:
+        session.close()
+
+
+def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLimits | None,
+            limit_overrides: dict | None, sandbox: dict | None) -> RunResult:
     meta = session.meta
     if meta.status == "submitted":
         from live_swe.errors import UserError
@@ -254,6 +267,10 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
+        if steps and steps[-1].get("submitted"):  # killed after its submission, before the end
+            agent.messages = list(messages)
+            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+            return agent.conclude("submitted")
         if messages:
             agent.restore(messages)
             if hasattr(model, "skip"):  # scripted and replay models continue where the log stops
@@ -262,7 +279,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
             agent.start(meta.task)
         agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -323,8 +340,12 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     return result.text
 
 
-def _record_failure(session: Session, exc: Exception) -> None:
-    session.meta.status = "error"
-    session.meta.exit_message = str(exc)[:2000]
-    session.append({"t": "end", "status": "error", "message": session.meta.exit_message})
-    session.save_meta()
+def _record_failure(session: Session, exc: BaseException) -> None:
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+    session.meta.status = status
+    session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
+    try:
+        session.append({"t": "end", "status": status, "message": session.meta.exit_message})
+        session.save_meta()
+    except SessionError:
+        pass  # the session files cannot be written (a full disk): it stays as its last whole event left it

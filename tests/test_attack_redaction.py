@@ -110,3 +110,17 @@ def test_a_hook_that_adds_a_secret_to_the_messages_is_redacted_too(leaky):
     assert KEY in (session_dir(result.session_id) / "scaffold" / "hooks.py").read_text()  # the hook holds it
     assert "note: ***" in json.dumps(model.seen[-1])
     assert leaked(json.dumps(model.seen)) == []
+
+
+def test_batch_predictions_and_results_never_hold_a_key(tmp_path, monkeypatch):
+    """preds.jsonl goes to the harness and is often shared: a patch that carries the key (a command
+    copied it into a file) is written masked, plainly and in its encoded forms."""
+    from live_swe.bench.preds import JsonlAppender, read_preds
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    patch = f"+api_key = {KEY}\n+encoded = {base64.b64encode(KEY.encode()).decode()}\n"
+    with JsonlAppender(tmp_path / "preds.jsonl") as preds:
+        preds.append({"instance_id": "x__y-1", "model_name_or_path": "m", "model_patch": patch})
+    written = (tmp_path / "preds.jsonl").read_text()
+    assert not [form for form in [KEY, *encoded_forms(KEY)] if form in written]
+    assert "***" in read_preds(tmp_path / "preds.jsonl")["x__y-1"]["model_patch"]

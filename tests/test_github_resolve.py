@@ -133,7 +133,7 @@ def test_summary_lists_tools_and_scaffold_changes_from_the_session(fake, world):
 
     resolve(fake, checkout, [FIX, SUBMIT], on_agent=evolve)
     body = fake.pulls[0]["body"]
-    assert "- `findsym`" in body and "badtool" not in body
+    assert "- `findsym`" in body and "- `badtool`" not in body  # a refused tool is not one the agent made
     assert "committed at step 2 (prompts/system.j2) `abcdef1234`: shorter prompt @\u200beveryone" in body
     assert "refused by the gates at step 3 (scaffold.yaml): limits may only be tightened" in body
 

@@ -157,6 +157,7 @@ async def test_a_dirty_tree_is_refused_unless_set_aside_and_discard_brings_it_ba
         await pilot.press("s")  # set them aside for the run
         await wait_for_screen(pilot, FinishScreen)
         assert "my notes" not in app.screen.patch and "+    return a + b" in app.screen.patch
+        assert "scratch" not in app.screen.patch  # untracked files were set aside too
         await pilot.press("d")
         await wait_until(pilot, lambda: app.stash is None, "the user's changes to come back")
     assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # discarded
@@ -354,3 +355,33 @@ async def test_contract_violations_show_in_the_steps_and_an_unrestored_one_drops
         await wait_for_screen(pilot, ApprovalScreen)  # the submission too
         await pilot.press("y")
         await wait_for_screen(pilot, FinishScreen)
+
+
+async def test_resuming_with_f3_sets_the_users_own_changes_aside_and_discard_gives_them_back(git_repo):
+    from live_swe.tui.screens import SessionPicker
+
+    app, _ = make_app(git_repo, [FIX], mode=ApprovalMode.AUTO, session_id="first")
+    async with app.run_test(size=(130, 40)) as pilot:  # stops after one command: the script runs out
+        await run_to_finish(pilot)
+    # between the runs the person writes a line of their own and a file
+    (git_repo / "README.md").write_text("# calc\nmy notes\n")
+    (git_repo / "scratch.txt").write_text("my own file\n")
+    app, _ = make_app(git_repo, [bash_reply("echo more >> calc.py"), SUBMIT], mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.press("f3")
+        await wait_for_screen(pilot, SessionPicker)
+        await pilot.press("enter")
+        screen = await wait_for_screen(pilot, DirtyTreeScreen)
+        assert " M README.md" in screen.changes and "?? scratch.txt" in screen.changes
+        assert not any("calc.py" in line for line in screen.changes)  # the session's own work is not the person's
+        await pilot.press("s")
+        await wait_for_screen(pilot, FinishScreen)
+        patch = app.screen.patch
+        assert "my notes" not in patch and "scratch" not in patch
+        assert "+    return a + b" in patch and "+more" in patch  # the earlier edit, and the new one
+        await pilot.press("d")
+        await wait_until(pilot, lambda: app.stash is None, "the set-aside changes to come back")
+    assert (git_repo / "README.md").read_text() == "# calc\nmy notes\n"  # never discarded
+    assert (git_repo / "scratch.txt").read_text() == "my own file\n"
+    assert run_git(git_repo, "stash", "list") == ""
+    assert branches(git_repo) == ["main"]

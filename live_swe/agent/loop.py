@@ -19,7 +19,7 @@ from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session
+from live_swe.session.store import Session, SessionError
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -173,26 +173,40 @@ class Agent:
                 self.one_step()
         except _Stop as stop:
             status, message = stop.status, stop.message
-        except KeyboardInterrupt:
-            status, message = "interrupted", "interrupted by the user"
+        except KeyboardInterrupt as stop:
+            status, message = "interrupted", str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
+        except SessionError:  # the session cannot be written (a full disk): no end can be recorded
+            self._close_seams()
+            raise
+        return self.conclude(status, message)
+
+    def conclude(self, status: str, message: str = "") -> RunResult:
+        """End the run: the guard's last check, the patch, the ``end`` event. ``resume`` calls it
+        alone for a session killed after its submission step: a submitted step is final."""
         self._close_seams()
-        patch = ""
+        patch: str | None = ""
         if status != "error" or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
                 message = message or f"could not read the patch: {exc}"
-        if self.contracts is not None:
+                patch = None
+        if self.contracts is not None and patch is not None:
             patch = self._contract_patch(patch)
         return self._finish(status, message, patch)
 
-    def _finish(self, status: str, message: str, patch: str) -> RunResult:
+    def _finish(self, status: str, message: str, patch: str | None) -> RunResult:
+        """Record the end. ``patch`` None: it could not be read (a lost container), so the last
+        good one saved with the session stands: an unreadable patch never replaces it."""
         meta = self.session.meta
         meta.status, meta.exit_message = status, message
         meta.steps, meta.cost, meta.elapsed = self.step, self.cost, round(self.elapsed, 3)
-        self.session.write_patch(patch)
+        if patch is None:
+            patch = self.session.patch()
+        else:
+            self.session.write_patch(patch)
         self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
         self.session.save_meta()
         return RunResult(meta.id, status, self.step, self.cost, patch, message)
@@ -251,7 +265,9 @@ class Agent:
                 output = dataclasses.replace(output, text=verdict.output)
         output = dataclasses.replace(output, text=self._redact(output.text))
         if is_submission(output):
-            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
+            self._checkpoint()  # the submitting command may have changed files too
+            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
+                       "submitted": True})
             raise _Stop("submitted")
         self._checkpoint()
         observation = self._observation(output)

@@ -20,6 +20,7 @@ from live_swe.cli.common import (
 )
 from live_swe.cli.confinement import check_confinement
 from live_swe.contracts.report import event_line
+from live_swe.infra.stop_signals import stop_signals_interrupt
 
 NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
 SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
@@ -86,6 +87,9 @@ def run(
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option("bubblewrap", "--sandbox", help=SANDBOX_HELP),
     contract: list[Path] = typer.Option(None, "--contract", help=CONTRACT_HELP),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Start on a repository with uncommitted "
+                                     "changes, taking its tree as it is as the starting point: they stay, "
+                                     "and the patch is only the agent's change (refused by default)."),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -113,6 +117,12 @@ def run(
         fail(f"unknown environment {settings.env!r}; use local or docker")
     check_confinement(settings.env, sandbox)
     host_repo = _host_repository(repo, settings.env, repo_dir)
+    if host_repo is not None and not allow_dirty:
+        from live_swe.session.baseline import dirty_tree_message, uncommitted_changes
+
+        changes = uncommitted_changes(host_repo)
+        if changes:
+            fail(dirty_tree_message(host_repo, changes))
     approver = _approver(yolo)
     request = RunRequest(
         task=task,
@@ -128,9 +138,12 @@ def run(
         network=settings.sandbox.network,
         api_base=settings.api_base,
         contract_files=list(contract or ()),
+        allow_dirty=allow_dirty,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
-    _report(start_run(request, hooks), as_json)
+    with stop_signals_interrupt():
+        result = start_run(request, hooks)
+    _report(result, as_json)
 
 
 def _failed_run(session_id: str) -> dict[str, Any]:
@@ -184,4 +197,6 @@ def resume(
     check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
     hooks = RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress])
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    _report(resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement), as_json)
+    with stop_signals_interrupt():
+        result = resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement)
+    _report(result, as_json)

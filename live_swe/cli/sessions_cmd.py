@@ -25,18 +25,20 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
     """All sessions, oldest first."""
     from live_swe.session.store import SessionStore
 
-    metas = SessionStore.default().list()
+    metas, damaged = SessionStore.default().scan()
     if as_json:
         print_json([
             {"id": m.id, "status": m.status, "task": m.task, "model": m.model, "steps": m.steps, "cost": m.cost,
              "created_at": m.created_at} for m in metas
-        ])
+        ] + [{"id": name, "status": "damaged", "problem": problem} for name, problem in damaged])
         return
-    if not metas:
+    if not metas and not damaged:
         print("no sessions yet; start one with `live-swe run --task ...`")
     for m in metas:
         task = " ".join(m.task.split())[:60]
         print(shown(f"{m.id}  {m.status:<16} {m.steps:>4} steps  ${m.cost:>7.4f}  {task}"))
+    for name, problem in damaged:
+        print(shown(f"{name}  {'damaged':<16} {problem}"))
 
 
 @app.command("show")

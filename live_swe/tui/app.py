@@ -25,6 +25,7 @@ from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
+from live_swe.session.baseline import changes_not_in
 from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
@@ -273,10 +274,51 @@ class LiveSweApp(App):
         except (UserError, SessionError) as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
-        meta = session.meta
         if start.repo:
             self.repo = Path(start.repo)
-            self._worktree()  # the person's identity, read before the agent runs again
+            try:
+                self._worktree()  # the person's identity, read before the agent runs again
+                theirs = self._changes_since(session, start)
+            except UserError as exc:
+                self.notify(str(exc), severity="error", timeout=15)
+                return
+            if theirs:  # the person's own changes are set aside first, as for a new run
+
+                def decided(set_aside: bool | None) -> None:
+                    if not set_aside:
+                        self.notify("Nothing was run; commit or stash your changes, or set them aside here.")
+                    elif self._set_aside_for_resume(session, start):
+                        self._resume_now(session, start, events)
+
+                self.push_screen(DirtyTreeScreen(theirs), decided)
+                return
+        self._resume_now(session, start, events)
+
+    def _changes_since(self, session, start) -> list[str]:
+        """Uncommitted changes in the repository that are not the session's own work: in a container
+        run every one is the person's; on local, those its saved patch does not account for."""
+        if start.env != "local":
+            return self._worktree().user_changes()
+        return changes_not_in(self.repo, start.base_commit or "HEAD", session.patch())
+
+    def _set_aside_for_resume(self, session, start) -> bool:
+        """Stash everything (the person's changes, and the session's earlier work as the tree held it),
+        then put the session's saved work back so the agent goes on from it."""
+        tree = self._worktree()
+        self.stash = tree.stash_user_changes(session.id)
+        try:
+            if start.env == "local":
+                tree.apply_patch(session.patch())
+        except UserError as exc:
+            self._restore_user_changes()
+            self.notify(f"Nothing was run: {exc}", severity="error", timeout=15)
+            return False
+        self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
+        return True
+
+    def _resume_now(self, session, start, events) -> None:
+        meta = session.meta
+        session_id = session.id
         self.model_name = start.model
         self.session_id = session_id
         self._reset_run_view(meta.task)
@@ -419,7 +461,8 @@ class LiveSweApp(App):
         tabs = self.query_one("#right", TabbedContent)
         if not self.query("#grade-tab"):
             tabs.add_pane(TabPane("Grade", GradeView(id="grade"), id="grade-tab"))
-            self.call_after_refresh(lambda: self.query_one(GradeView).show(lines))
+            # the pane mounts later; by then the app may be quitting and the pane gone
+            self.call_after_refresh(lambda: [view.show(lines) for view in self.query(GradeView)])
         else:
             self.query_one(GradeView).show(lines)
 
