@@ -46,9 +46,10 @@ def validate(
     from godel.validate import validate as run_validation
     from live_swe.bench.suites import load_suite
     from live_swe.config import load_settings
-    from live_swe.models.resolve import default_model_name
+    from live_swe.models.resolve import check_model, default_model_name
 
     model = default_model_name(load_settings({"model": model}).model)
+    check_model(model)  # an unknown provider or a missing key fails now, not in every instance
     chosen = load_suite(suite).select(instances=_ids(instances) or None, filter=filter_, slice=slice_)
     if not chosen:
         fail(f"{suite}: the selection matches no instance")
@@ -91,11 +92,13 @@ def evolve(
     from godel.selection import SELECTIONS
     from godel.staging import parse_stages
     from live_swe.config import load_settings
-    from live_swe.models.resolve import default_model_name
+    from live_swe.models.resolve import check_model, default_model_name
 
     if selection not in SELECTIONS:
         fail(f"--selection {selection!r}: use one of {', '.join(SELECTIONS)}")
     model = default_model_name(load_settings({"model": model}).model)
+    for name in {model, improver_model or model}:  # before the archive or a session is written
+        check_model(name)
     limits = _limits(step_limit, cost_limit)
     config = EvolveConfig(
         suite=suite, model=model, improver_model=improver_model or model, generations=generations,

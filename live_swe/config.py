@@ -177,6 +177,8 @@ def load_settings(overrides: dict[str, Any] | None = None, project: Path | None 
     path = config_path()
     data = _from_file(path)
     _check_keys(data, Settings, str(path))
+    if isinstance(data.get("contract"), str):  # relative to the config file's folder
+        data["contract"] = str(path.parent / Path(data["contract"]).expanduser())
     project_file = project_config_path(project)
     if project_file is not None:
         shared = _from_file(project_file)
@@ -184,6 +186,8 @@ def load_settings(overrides: dict[str, Any] | None = None, project: Path | None 
         for key, why in NOT_FROM_A_PROJECT.items():
             if key in shared:
                 raise ConfigError(f"{project_file}: {key!r} cannot be set by a project ({why})")
+        if isinstance(shared.get("contract"), str):  # a project's paths are the project's
+            shared["contract"] = str(project_file.parent.parent / Path(shared["contract"]).expanduser())
         data = _merge(data, shared)
     for suffix, keys in _ENV_KEYS.items():
         value = os.environ.get(ENV_PREFIX + suffix)

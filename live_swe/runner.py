@@ -11,11 +11,13 @@ from live_swe.agent.interfaces import Approver, Observer
 from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.config import KernelLimits, home
+from live_swe.contracts.session import contract_engine, recorded_contract, run_contract
 from live_swe.environments.base import Environment
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
 from live_swe.repo_instructions import RepoInstructions
-from live_swe.session.store import Session, SessionStore
+from live_swe.session.baseline import working_tree_commit
+from live_swe.session.store import Session, SessionError, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
     record_base,
@@ -49,6 +51,9 @@ class RunRequest:
     network: bool = False  # local env: the sandbox's network
     api_base: str | None = None  # the model's server (litellm models); else the configured one
     repo_instructions: RepoInstructions | None = None  # the repository's AGENTS.md & co., read by the front end
+    contract_files: list[Path] = field(default_factory=list)  # --contract FILE, added to the built-in and the user's
+    graded_test_files: tuple[str, ...] | None = None  # bench mode: the files of the tests the benchmark grades
+    allow_dirty: bool = False  # start from the host repository's tree as it is (uncommitted changes included)
 
 
 @dataclass
@@ -106,7 +111,8 @@ def _make_hooks(session: Session, guard):
 CONTAINER_PATCH_INDEX = "/tmp/live-swe-patch.index"
 
 
-def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks) -> Agent:
+def _agent(session: Session, env: Environment, model: Model, limits: KernelLimits, hooks: RunHooks,
+           contract=None) -> Agent:
     guard = _make_guard(session, env, limits)
     base = session.meta.base_commit or ""
     # A container dies with the process: its changes are saved after every command, and the
@@ -129,6 +135,10 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         patch_fn=patch,
         checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
+    if contract is not None:
+        engine = agent.contracts = contract_engine(contract, env=env, base=base, patch_fn=patch, emit=agent.emit)
+        if in_container:  # the contract re-reads the diff after each command that may write: save that one
+            agent.checkpoint_fn = lambda: session.write_patch(engine.latest_patch)
     if hooks.on_agent:
         hooks.on_agent(agent)
     return agent
@@ -162,6 +172,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
+    contract = run_contract(request)  # and on a bad contract or a failed precondition
     session = store.create(
         id=request.session_id,
         task=request.task,
@@ -175,6 +186,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
                "sandbox": {"mode": request.sandbox, "network": request.network},
                **({"api_base": _without_credentials(request.api_base)} if request.api_base else {}), **request.extra},
     )
+    session.claim()
     record_start(session, repo=request.repo, env=request.env, image=request.image, repo_dir=request.repo_dir,
                  model=request.model, limits=request.limits,
                  sandbox={"mode": request.sandbox, "network": request.network},
@@ -182,13 +194,14 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
     env = None
     try:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
+        baseline = working_tree_commit(request.repo, session.id) if request.allow_dirty and request.repo else None
         env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels,
                         confinement={"mode": request.sandbox, "network": request.network})
         session.meta.repo_dir = env.repo_dir
-        session.meta.base_commit = base_commit(env)
+        session.meta.base_commit = baseline or base_commit(env)
         record_base(session, session.meta.base_commit)
         session.save_meta()
-        agent = _agent(session, env, model, request.limits, hooks)
+        agent = _agent(session, env, model, request.limits, hooks, contract)
         instructions = request.repo_instructions
         if instructions is not None:
             agent.emit({"t": "repo_instructions", "files": list(instructions.files),
@@ -196,7 +209,7 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env),
                     repo_instructions=instructions.text if instructions else "")
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -221,6 +234,15 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     session = store.open(session_id)
+    session.claim()  # before anything is read or written: a second process stops here
+    try:
+        return _resume(session, session_id, hooks, limits, limit_overrides, sandbox, follow_up)
+    finally:
+        session.close()
+
+
+def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLimits | None,
+            limit_overrides: dict | None, sandbox: dict | None, follow_up: str | None) -> RunResult:
     meta = session.meta
     if meta.status == "running" and follow_up is not None:
         from live_swe.errors import UserError
@@ -269,9 +291,13 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
             record_base(session, meta.base_commit)
         if start.env == "docker":
             _restore_container_work(session, env)
-        agent = _agent(session, env, model, limits, hooks)
+        agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
+        if follow_up is None and steps and steps[-1].get("submitted"):  # killed after its submission, before the end
+            agent.messages = list(messages)
+            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+            return agent.conclude("submitted")
         if follow_up is not None:
-            agent.messages = list(messages)  # the submission's reply stays: the follow-up answers it
+            agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
         elif messages:
             agent.restore(messages)
         else:
@@ -283,7 +309,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         else:
             agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
         return agent.run()
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
     finally:
@@ -344,8 +370,12 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     return result.text
 
 
-def _record_failure(session: Session, exc: Exception) -> None:
-    session.meta.status = "error"
-    session.meta.exit_message = str(exc)[:2000]
-    session.append({"t": "end", "status": "error", "message": session.meta.exit_message})
-    session.save_meta()
+def _record_failure(session: Session, exc: BaseException) -> None:
+    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+    session.meta.status = status
+    session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
+    try:
+        session.append({"t": "end", "status": status, "message": session.meta.exit_message})
+        session.save_meta()
+    except SessionError:
+        pass  # the session files cannot be written (a full disk): it stays as its last whole event left it

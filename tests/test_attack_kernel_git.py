@@ -10,7 +10,7 @@ import shutil
 
 from attack_helpers import cli, plant_traps, sprung
 from conftest import SUBMIT, bash_reply, run_git, write_script
-from test_evolution_support import FIND_DEF, events_of, run_script, session_dir, system_prompt, tool_reply
+from test_evolution_support import FIND_DEF, events_of, run_script, session_dir, tool_reply
 
 from godel.archive import Archive
 from live_swe.evolution.history import CONFIG_TEXT
@@ -68,7 +68,8 @@ def test_config_and_hooks_written_into_the_history_never_run(git_repo, tmp_path)
     assert planted and sprung(witness) == ""
     assert result.status == "submitted"
     [commit] = [e for e in events_of(result.session_id, "scaffold") if e["kind"] == "commit"]
-    assert commit["files"] == ["tools/find-def"] and "`find-def`" in system_prompt(model, 2)
+    # the tool is announced in the observation of the step that registered it
+    assert commit["files"] == ["tools/find-def"] and "tool `find-def` registered" in model.seen[2][-1]["content"]
     history = session_dir(result.session_id) / "scaffold.git"
     assert (history / "config").read_text() == CONFIG_TEXT
     assert run_git(history, "rev-parse", "HEAD").strip() == commit["rev"]

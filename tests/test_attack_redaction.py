@@ -74,7 +74,9 @@ def test_a_leaked_key_reaches_neither_the_model_nor_any_session_file_or_export(l
     folder = session_dir(result.session_id)
     for name in ("events.jsonl", "meta.json", "patch.diff"):
         assert leaked((folder / name).read_text()) == [], name
-    assert "+ANTHROPIC_API_KEY=***" in (folder / "patch.diff").read_text()
+    # the copy of the leaked file never reaches the patch (the contract undid it); the fix does
+    patch = (folder / "patch.diff").read_text()
+    assert "notes.txt" not in patch and "ANTHROPIC_API_KEY" not in patch and "+    return a + b" in patch
     env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "GITHUB_TOKEN": TOKEN}
     for args in (["show", result.session_id], ["show", result.session_id, "--json"], ["export", result.session_id],
                  ["log", result.session_id, "--json"], ["list", "--json"]):
@@ -90,7 +92,7 @@ def test_run_json_prints_no_secret(leaky, tmp_path):
                           "--json"], capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert "+ANTHROPIC_API_KEY=***" in result["patch"]
+    assert "notes.txt" not in result["patch"] and "+    return a + b" in result["patch"]
     assert leaked(out.stdout + out.stderr) == []
 
 
@@ -108,3 +110,17 @@ def test_a_hook_that_adds_a_secret_to_the_messages_is_redacted_too(leaky):
     assert KEY in (session_dir(result.session_id) / "scaffold" / "hooks.py").read_text()  # the hook holds it
     assert "note: ***" in json.dumps(model.seen[-1])
     assert leaked(json.dumps(model.seen)) == []
+
+
+def test_batch_predictions_and_results_never_hold_a_key(tmp_path, monkeypatch):
+    """preds.jsonl goes to the harness and is often shared: a patch that carries the key (a command
+    copied it into a file) is written masked, plainly and in its encoded forms."""
+    from live_swe.bench.preds import JsonlAppender, read_preds
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    patch = f"+api_key = {KEY}\n+encoded = {base64.b64encode(KEY.encode()).decode()}\n"
+    with JsonlAppender(tmp_path / "preds.jsonl") as preds:
+        preds.append({"instance_id": "x__y-1", "model_name_or_path": "m", "model_patch": patch})
+    written = (tmp_path / "preds.jsonl").read_text()
+    assert not [form for form in [KEY, *encoded_forms(KEY)] if form in written]
+    assert "***" in read_preds(tmp_path / "preds.jsonl")["x__y-1"]["model_patch"]

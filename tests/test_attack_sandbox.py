@@ -96,10 +96,14 @@ def test_commands_write_only_the_repository_and_the_scaffold(git_repo, tmp_path)
     targets = [other / "meta.json", live_home / "tools" / "planted", package_probe,
                "$LIVE_SWE_SCAFFOLD/../meta.json", "$LIVE_SWE_SCAFFOLD/../scaffold.git/config",
                "$LIVE_SWE_SCAFFOLD/../events.jsonl", "$LIVE_SWE_SCAFFOLD/../x", live_home / "config.yaml"]
-    attempts = "; ".join(f'echo pwned >> "{t}" 2>/dev/null && echo "WROTE {t}" || echo "refused {t}"' for t in targets)
+    # Paths computed at run time: the contract reads a command's text and would refuse a literal one
+    # before it runs; these attempts test the sandbox behind it.
+    attempts = "; ".join(f't="{t}"; echo pwned >> "$t" 2>/dev/null && echo "WROTE {t}" || echo "refused {t}"'
+                         for t in targets)
     replies = [
         # the home the agent sees is a private, empty one: this .bashrc is not the user's
-        bash_reply(attempts + f'; echo "alias ls=pwned" >> {home}/.bashrc && echo "private home"', "Leave a trace."),
+        bash_reply(attempts + f'; h={home}; echo "alias ls=pwned" >> "$h/.bashrc" && echo "private home"',
+                   "Leave a trace."),
         bash_reply(f"cat {other}/meta.json 2>&1; ls {live_home} 2>&1; ls \"$LIVE_SWE_SCAFFOLD/..\"", "Look around."),
         bash_reply(f"git config core.fsmonitor 'touch {marker}' 2>&1; "
                    f"printf '#!/bin/sh\\ntouch {hook_marker}\\n' > .git/hooks/post-commit 2>&1; "
@@ -348,7 +352,7 @@ def test_a_repository_in_tmp_sees_its_parent_as_it_is_but_nothing_beside_it(git_
     (tmp_path / "other-project").mkdir()
     (tmp_path / "other-project" / "key.pem").write_text("PRIVATE\n")
     replies = [bash_reply("stat -c '%a %s %Y' ..; cat ../notes.txt ../other-project/key.pem 2>&1; "
-                          "echo x > ../new.txt 2>&1; ls -a ../other-project"), SUBMIT]
+                          "up=..; echo x > \"$up/new.txt\" 2>&1; ls -a ../other-project"), SUBMIT]  # (a path the contract cannot read)
     completed = run_cli(git_repo, replies, tmp_path)
     result = result_of(completed)
     assert result["status"] == "submitted", completed.stderr

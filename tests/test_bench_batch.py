@@ -441,31 +441,61 @@ def test_resume_after_kill_9_skips_what_was_done_and_redoes_the_rest(suite, tmp_
     # The killed process's container goes with it (its stdin closes), nothing left with the batch label.
     assert wait_for(lambda: batch_containers(docker_client, batch_id) == [], timeout=30)
 
+    # The killed attempt's session was left `running`, with no end event.
+    killed = out / "sessions" / "example__text-2"
+    assert json.loads((killed / "meta.json").read_text())["status"] == "running"
+
     calls: list[str] = []
     summary = run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False)
-    assert (summary.skipped, summary.done, summary.failed) == (1, 2, 0)
+    assert (summary.skipped, summary.done, summary.failed, summary.stale) == (1, 2, 0, 1)
     assert calls == ["example__text-2", "example__calc-3"]
     preds = read_preds(out / "preds.jsonl")
     assert sorted(preds) == ["example__calc-1", "example__calc-3", "example__text-2"]
-    assert preds["example__text-2"]["session"] == "example__text-2.2"  # the killed attempt's session is kept
-    assert json.loads((out / "sessions" / "example__text-2" / "meta.json").read_text())["status"] == "running"
+    assert preds["example__text-2"]["session"] == "example__text-2.2"  # the killed attempt's session is kept ...
+    meta = json.loads((killed / "meta.json").read_text())  # ... and closed as stale, not `running` forever
+    assert meta["status"] == "interrupted" and meta["exit_message"].startswith("stale: ")
+    end = [json.loads(line) for line in (killed / "events.jsonl").read_text().splitlines()][-1]
+    assert (end["t"], end["status"], end["stale"]) == ("end", "interrupted", True)
+    booked = [r for r in read_jsonl(out / "results.jsonl") if r.get("stale")]
+    assert [(r["instance_id"], r["session"], r["status"]) for r in booked] == [
+        ("example__text-2", "example__text-2", "interrupted")]
     assert batch_containers(docker_client, batch_id) == []
+    assert run_batch(suite, model="m", out=out, model_factory=fixing_models(calls), show_progress=False).stale == 0
 
 
-@pytest.mark.docker
-def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_client):
-    out = tmp_path / "run"
+def _stop_child_mid_sleep(suite: str, out: Path, docker_client, signum: int) -> str:
+    """Start the batch in its own process, send it ``signum`` once instance 2 sleeps; the batch id."""
     child = _start_child(suite, out)
     try:
         batch_id = wait_for(lambda: _running_sleep(out, docker_client), timeout=120)
         assert batch_id, "batch never got going"
         started = time.monotonic()
-        os.kill(child.pid, signal.SIGINT)
+        os.kill(child.pid, signum)
         child.wait(timeout=60)
         assert time.monotonic() - started < 30  # it did not wait for `sleep 120`
     finally:
         if child.poll() is None:
             child.kill()
+    return batch_id
+
+
+@pytest.mark.docker
+def test_sigterm_stops_the_batch_like_ctrl_c_and_leaves_no_session_running(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    batch_id = _stop_child_mid_sleep(suite, out, docker_client, signal.SIGTERM)
+    assert batch_containers(docker_client, batch_id) == []
+    statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
+    assert statuses == {"example__calc-1": "submitted", "example__text-2": "interrupted"}
+    for meta in (out / "sessions").glob("*/meta.json"):
+        assert json.loads(meta.read_text())["status"] != "running", meta
+        events = meta.with_name("events.jsonl").read_text().splitlines()
+        assert json.loads(events[-1])["t"] == "end", meta
+
+
+@pytest.mark.docker
+def test_ctrl_c_stops_the_batch_and_leaves_no_container(suite, tmp_path, docker_client):
+    out = tmp_path / "run"
+    batch_id = _stop_child_mid_sleep(suite, out, docker_client, signal.SIGINT)
     assert batch_containers(docker_client, batch_id) == []
     assert list(read_preds(out / "preds.jsonl")) == ["example__calc-1"]
     statuses = {r["instance_id"]: r["status"] for r in read_jsonl(out / "results.jsonl")}
@@ -519,3 +549,42 @@ def test_benchmark_instances_get_the_repository_map_from_their_image(suite, tmp_
     events = [json.loads(line) for line in (out / "sessions" / "example__calc-1" / "events.jsonl").read_text().splitlines()]
     (mapped,) = [e for e in events if e.get("t") == "repo_map"]
     assert mapped["source"] == "environment" and mapped["files"] == 3 and "error" not in mapped
+
+
+# -- exit codes --------------------------------------------------------------------------------------
+
+
+def _bench_run(suite: str, script: Path, out: Path, *extra: str) -> tuple[int, dict, str]:
+    """``live-swe bench run --json`` in its own process: its exit code, its summary, its stderr."""
+    done = subprocess.run([sys.executable, "-m", "live_swe.cli.main", "bench", "run", suite, "--model",
+                           f"scripted:{script}", "--out", str(out), "--json", *extra],
+                          cwd=REPO_ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.mark.docker
+def test_bench_run_exits_3_when_an_instance_failed_and_counts_errors_by_kind(tmp_path, suite_images):
+    from conftest import write_script
+
+    suite = make_suite(tmp_path / "suite", [
+        _row("example__calc-1", "calc", suite_images["calc"], "add() subtracts."),
+        _row("example__gone-9", "calc", MISSING_IMAGE, "Never runs."),
+    ])
+    submits = write_script(tmp_path / "submit.yaml", [SUBMIT])
+    code, summary, stderr = _bench_run(suite, submits, tmp_path / "missing", "--skip-missing")
+    assert code == summary["exit_code"] == 3, stderr
+    assert (summary["done"], summary["failed"], summary["errors"]) == (1, 1, {"missing_image": 1})
+    assert "Traceback" not in stderr
+
+    calc_only = ["--instances", "example__calc-1"]
+    runs_out = write_script(tmp_path / "runs-out.yaml", [bash_reply("ls")])  # the script ends: the model fails
+    code, summary, _ = _bench_run(suite, runs_out, tmp_path / "model", *calc_only)
+    assert (code, summary["failed"], summary["errors"]) == (3, 1, {"model": 1})
+    assert read_jsonl(tmp_path / "model" / "results.jsonl")[0]["error_kind"] == "model"
+
+    # Ran, not submitted (the step budget ended it): a result, not an error.
+    code, summary, _ = _bench_run(suite, write_script(tmp_path / "looks.yaml", [bash_reply("ls")] * 3),
+                                  tmp_path / "budget", *calc_only, "--step-limit", "1")
+    assert (code, summary["done"], summary["submitted"], summary["errors"]) == (0, 1, 0, {})
+    code, summary, _ = _bench_run(suite, submits, tmp_path / "clean", *calc_only)
+    assert (code, summary["submitted"], summary["failed"]) == (0, 1, 0)

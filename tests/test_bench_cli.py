@@ -112,8 +112,9 @@ def test_eval_gold_json_prints_only_the_summary(local_suite_images, tmp_path):  
                    "--run-id", "cli-gold-json", "--json")
     assert result.returncode == 0, (result.stdout, result.stderr)
     summary = json.loads(result.stdout)  # nothing else on stdout
-    assert set(summary) == {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high"}
+    assert set(summary) == {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high", "errors"}
     assert (summary["total"], summary["resolved"], summary["resolved_ids"]) == (1, 1, ["livebench__datespan-58"])
+    assert summary["errors"] == {}
     assert summary["rate"] == 1.0 and summary["ci_high"] == 1.0
     assert summary["ci_low"] == pytest.approx(0.2065, abs=5e-5)
 
@@ -285,7 +286,8 @@ def test_eval_gold_grades_what_it_can_and_names_the_missing_images(local_suite_i
     (suite_dir / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chosen.values()))
     out = tmp_path / "gold"
     result = bench("eval", "--gold", f"local:{suite_dir}", "--out", str(out), "--run-id", "gold-missing")
-    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.returncode == 3, (result.stdout, result.stderr)  # graded what it could, but not all of it
+    assert "1 instance(s) could not be graded as resolved or unresolved (1 missing_image)" in result.stderr
     assert re.search(r"^\s+resolved\s+livebench__datespan-58\b", result.stdout, re.MULTILINE), result.stdout
     assert re.search(r"^\s+missing_image livebench__ratelimit-5\b", result.stdout, re.MULTILINE), result.stdout
     assert "resolved 1 / 1 (100.0%)" in result.stdout and "1 not graded (image missing)" in result.stdout

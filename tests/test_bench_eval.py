@@ -19,7 +19,7 @@ from live_swe.errors import UserError
 from live_swe.models.base import Reply
 from live_swe.models.scripted import ScriptedModel
 
-SUMMARY_KEYS = {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high"}
+SUMMARY_KEYS = {"total", "resolved", "resolved_ids", "rate", "ci_low", "ci_high", "errors"}
 
 # What the scripted model types into the container, per instance.
 FIXES = {
@@ -152,6 +152,10 @@ def test_eval_names_a_missing_image_and_grades_nothing_for_it(local_suite_images
     assert "bench images" in line and "--build" in line
     assert [(o.instance_id, o.status) for o in report.outcomes] == [("livebench__textkit-101", "missing_image")]
     assert report.summary()["total"] == 0 and "1 not graded (image missing)" in report.text()
+    # Nothing was graded: that is not a clean evaluation (exit 3), and --json counts it.
+    result = CliRunner().invoke(app, ["bench", "eval", str(out), "--json"])
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["errors"] == {"missing_image": 1}
 
 
 # -- a scripted model's batch, graded --------------------------------------------------------------
@@ -178,7 +182,7 @@ def test_scripted_fixes_are_graded_by_the_harness(local_suite_images, tmp_path):
     printed = json.loads(result.stdout)
     assert set(printed) == SUMMARY_KEYS
     assert printed["resolved_ids"] == ["livebench__datespan-58", "livebench__textkit-101"]
-    assert (printed["total"], printed["resolved"]) == (3, 2)
+    assert (printed["total"], printed["resolved"], printed["errors"]) == (3, 2, {})  # unresolved is no error
     assert printed["rate"] == pytest.approx(2 / 3)
     assert (printed["ci_low"], printed["ci_high"]) == pytest.approx(wilson_interval(2, 3))
 
@@ -224,7 +228,8 @@ def test_the_harness_s_own_errors_are_shown_not_its_last_log_line(local_suite_im
     })
     out = batch_dir(tmp_path / "batch", suite, {"handmade__no-parser-1": textkit.patch, "handmade__slow-2": textkit.patch})
     result = CliRunner().invoke(app, ["bench", "eval", str(out), "--run-id", "errors", "--timeout", "5"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # graded, but not all of it: not a clean evaluation
+    assert "2 instance(s) could not be graded as resolved or unresolved (1 ambiguous_failure, 1 error)" in result.stderr
     report = json.loads((out / "report.json").read_text())["instances"]
     no_parser, slow = report["handmade__no-parser-1"], report["handmade__slow-2"]
     assert no_parser["status"] == "error"

@@ -133,7 +133,7 @@ def test_summary_lists_tools_and_scaffold_changes_from_the_session(fake, world):
 
     resolve(fake, checkout, [FIX, SUBMIT], on_agent=evolve)
     body = fake.pulls[0]["body"]
-    assert "- `findsym`" in body and "badtool" not in body
+    assert "- `findsym`" in body and "- `badtool`" not in body  # a refused tool is not one the agent made
     assert "committed at step 2 (prompts/system.j2) `abcdef1234`: shorter prompt @\u200beveryone" in body
     assert "refused by the gates at step 3 (scaffold.yaml): limits may only be tightened" in body
 
@@ -451,3 +451,14 @@ def test_the_pull_request_body_grades_the_run_one_line_per_metric(fake, world):
     assert lines[3] == "- Plan quality: 0/3 — step 1: no PLAN: was stated" and lines[4] == "- Plan adherence: - — no PLAN was stated"
     # a finding quoting the agent's command mentions nobody and breaks no Markdown
     assert "@\u200boctocat" in lines[2] and "@octocat" not in section and "`" not in lines[2]
+
+
+def test_the_pull_request_body_lists_contract_violations(fake, world):
+    origin, checkout = world
+    outcome = resolve(fake, checkout, [bash_reply("git push origin HEAD:main"), FIX, SUBMIT])
+    assert outcome.status == "opened"
+    body = fake.pulls[0]["body"]
+    section = body.split("### Contract violations\n", 1)[1].split("\n### ", 1)[0]
+    assert "- step 1: no-git-push (blocked): the agent never pushes" in section
+    assert "- step 3: test-after-last-edit (soft, detected)" in section
+    assert "- compliance: hard 1.00, soft 0.00; drift 0.33; reliability 0.00" in section

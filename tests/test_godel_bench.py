@@ -8,6 +8,7 @@ system prompt): then it applies the instance's fix; otherwise it looks around an
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,9 @@ def test_the_commands_end_to_end(local_suite_images, tmp_path):  # noqa: F811
     node = state["children"]["g1c0"]["node"]
 
     shown = runner.invoke(app, ["archive", "show"])
-    assert f"└── {node}  0.00 (0/3)  changed prompts/system.j2" in shown.stdout
+    # the node's line: its score, then its grade over the sessions it ran (gpa ...), then what changed
+    assert re.search(rf"└── {node}  0\.00 \(0/3\)  gpa \d\.\d\d \[GF [^]]*\]  changed prompts/system\.j2",
+                     shown.stdout), shown.stdout
 
     validated = runner.invoke(app, [
         "validate", "--scaffold", f"archive:{node}", "--against", f"archive:{state['root']}", "--suite", SUITE,

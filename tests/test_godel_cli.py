@@ -121,18 +121,22 @@ def test_archive_plot_refuses_an_unknown_format_and_an_empty_archive(tmp_path):
     assert empty.exit_code == 2 and "empty" in empty.stderr
 
 
+# A model that passes the model check (an embedded one is not loaded for it): the input under test fails first.
+MODEL = "local/qwen2.5-coder-0.5b"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--selection", "greedy"],
+        (["evolve", "--suite", "local:local", "--model", MODEL, "-g", "1", "-k", "1", "--selection", "greedy"],
          "--selection 'greedy'"),
-        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--stages", "5,3",
+        (["evolve", "--suite", "local:local", "--model", MODEL, "-g", "1", "-k", "1", "--stages", "5,3",
           "--thresholds", "0,0"], "larger than the one before"),
-        (["evolve", "--suite", "local:local", "--model", "m", "-g", "1", "-k", "1", "--stages", "3,8",
+        (["evolve", "--suite", "local:local", "--model", MODEL, "-g", "1", "-k", "1", "--stages", "3,8",
           "--thresholds", "0.5"], "same number"),
-        (["evolve", "--suite", "local:no-such-suite", "--model", "m", "-g", "1", "-k", "1"], "no-such-suite"),
-        (["validate", "--scaffold", "archive:n9", "--suite", "local:local", "--model", "m"], "no archive node 'n9'"),
-        (["validate", "--scaffold", "seed", "--suite", "local:local", "--model", "m", "--instances", "nobody-1"],
+        (["evolve", "--suite", "local:no-such-suite", "--model", MODEL, "-g", "1", "-k", "1"], "no-such-suite"),
+        (["validate", "--scaffold", "archive:n9", "--suite", "local:local", "--model", MODEL], "no archive node 'n9'"),
+        (["validate", "--scaffold", "seed", "--suite", "local:local", "--model", MODEL, "--instances", "nobody-1"],
          "nobody-1"),
     ],
 )

@@ -142,6 +142,9 @@ def test_cost_limit(git_repo):
     assert result.status == "limits_exceeded"
     assert result.steps == 3  # 0.4, 0.8, 1.2 -> stops before the 4th query
     assert result.cost == pytest.approx(1.2)
+    # the reply that spent past the budget does not get its command run (the built-in contract)
+    blocked = [e for e in events_of(result.session_id) if e.get("t") == "contract" and e.get("kind") == "blocked"]
+    assert [(e["step"], e["rule"]) for e in blocked] == [(3, "within-budget")]
 
 
 def test_wall_time_limit(git_repo):

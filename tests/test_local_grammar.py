@@ -203,3 +203,21 @@ def test_a_reply_cut_short_is_finished_so_that_it_parses():
         assert parsed(finished, fmt.name) is not None, finished
         assert fmt.action_end(finished) == len(finished)
     assert not TEXT.in_action("THOUGHT: still thinking")
+
+
+def test_the_opener_the_model_has_begun_is_completed_not_repeated():
+    """The budget can run out with the fence half written ("```bash" without its newline); writing a
+    second opener then made "```bash\\n\\n```" a complete, empty action (a reply seen in CI)."""
+    prose = "The code to list low-stock items is:\n\n"
+    for fmt in (TEXT, TOOL_CALL):
+        for begun in range(len(fmt.opener)):
+            text = prose + fmt.opener[:begun]
+            opened = text + fmt.open(text)
+            expected = prose + fmt.opener if begun else prose + "\n" + fmt.opener
+            assert opened == expected, (fmt.name, begun)
+            assert fmt.in_action(opened)
+            finished = opened + "ls" + fmt.close(opened + "ls")
+            assert parsed(finished, fmt.name) == "ls", finished
+    assert TEXT.open("THOUGHT: look") == "\n\n" + TEXT.opener
+    assert TEXT.open("a line `") == "\n\n" + TEXT.opener  # a tick inside prose is not a fence
+    assert TEXT.open("") == TEXT.opener

@@ -28,18 +28,28 @@ def test_project_settings_sit_between_the_users_file_and_the_environment(git_rep
     mine = write_script(tmp_path / "mine.yaml", [SUBMIT])
     shared = write_script(tmp_path / "shared.yaml", LOOP)
     (live_swe_home / "config.yaml").write_text(f"model: scripted:{mine}\nlimits: {{step_limit: 9, cost_limit: 1.5}}\n")
-    project_file(git_repo, f"model: scripted:{shared}\nlimits: {{step_limit: 2}}\ncontract: contracts/safety.yaml\n")
+    project_file(git_repo, f"model: scripted:{shared}\nlimits: {{step_limit: 2}}\ncontract: .live-swe/safety.yaml\n")
+    (git_repo / ".live-swe" / "safety.yaml").write_text(  # a path relative to the repository's root
+        "name: project-safety\nhard:\n  - id: no-curl\n    check: {field: command, op: not_matches, value: curl}\n"
+        "    message: no downloads here\n")
     (git_repo / "sub").mkdir()
 
     out = run_in(git_repo / "sub")  # from a folder inside the repository
     result = json.loads(out.stdout)
-    assert result["status"] == "limits_exceeded" and result["steps"] == 2, out.stderr  # the project's model and budget
+    assert result["status"] == "limits_exceeded" and result["steps"] == 2, (out.stderr, result)  # the project's model and budget
     meta = json.loads((live_swe_home / "sessions" / result["session_id"] / "meta.json").read_text())
     assert meta["model"] == f"scripted:{shared}"
     assert meta["extra"]["limits"]["cost_limit"] == 1.5  # what the project leaves alone stays the person's
+    events = [json.loads(line) for line in
+              (live_swe_home / "sessions" / result["session_id"] / "events.jsonl").read_text().splitlines()]
+    loaded = [e for e in events if e.get("t") == "contract" and e.get("kind") == "loaded"]
+    assert any(source.endswith("/.live-swe/safety.yaml") for source in loaded[0]["sources"]), loaded
+    assert "log.txt" in result["patch"]  # the commands ran at the repository's top, as from there
+    (git_repo / "log.txt").unlink()  # the run's work is left uncommitted: the next run needs a clean tree
 
     env = run_in(git_repo, env={"LIVE_SWE_STEP_LIMIT": "3"})
     assert json.loads(env.stdout)["steps"] == 3  # the environment beats the project
+    (git_repo / "log.txt").unlink()
     cli = run_in(git_repo, "--step-limit", "4", env={"LIVE_SWE_STEP_LIMIT": "3"})
     assert json.loads(cli.stdout)["steps"] == 4  # and the command line beats both
 

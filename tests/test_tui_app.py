@@ -158,6 +158,7 @@ async def test_a_dirty_tree_is_refused_unless_set_aside_and_discard_brings_it_ba
         await pilot.press("s")  # set them aside for the run
         await wait_for_screen(pilot, FinishScreen)
         assert "my notes" not in app.screen.patch and "+    return a + b" in app.screen.patch
+        assert "scratch" not in app.screen.patch  # untracked files were set aside too
         await pilot.press("d")
         await wait_until(pilot, lambda: app.stash is None, "the user's changes to come back")
     assert (git_repo / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"  # discarded
@@ -333,3 +334,62 @@ async def test_a_finished_run_shows_its_grade_in_a_tab(git_repo):
         app._reset_run_view("another task")
         await pilot.pause()
         assert not app.query("#grade-tab")
+
+
+async def test_contract_violations_show_in_the_steps_and_an_unrestored_one_drops_to_confirm_mode(git_repo, live_swe_home):
+    (live_swe_home / "contracts").mkdir()
+    (live_swe_home / "contracts" / "tiny.yaml").write_text(
+        "name: tiny\nsoft:\n  - id: tiny-diff\n    check: {field: diff_lines, op: le, value: 3}\n    message: keep it tiny\n"
+        "recovery: {k: 1, max_attempts: 1, fallback: reduce_autonomy}\n")
+    script = [bash_reply("git push"), bash_reply("seq 1 10 > n.txt"), bash_reply("ls"), bash_reply("rm n.txt"), SUBMIT]
+    app, _ = make_app(git_repo, script, mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.click("#task")
+        await type_text(pilot, "Fix add")
+        await pilot.press("ctrl+r")
+        screen = await wait_for_screen(pilot, ApprovalScreen)  # step 4: the person is asked now
+        assert app.bridge.mode is ApprovalMode.CONFIRM and "rm n.txt" in screen.command
+        notes = [str(n.render()) for n in app.query(".note")]
+        assert any("step 1: no-git-push (blocked)" in n for n in notes), notes
+        assert any("step 2: tiny-diff (soft, detected): keep it tiny" in n for n in notes), notes
+        assert any("every command now needs your confirmation" in n for n in notes), notes
+        await pilot.press("y")
+        await wait_for_screen(pilot, ApprovalScreen)  # the submission too
+        await pilot.press("y")
+        await wait_for_screen(pilot, FinishScreen)
+
+
+async def test_resuming_with_f3_sets_the_users_own_changes_aside_and_discard_gives_them_back(git_repo):
+    from live_swe.tui.screens import SessionPicker
+
+    app, _ = make_app(git_repo, [FIX], mode=ApprovalMode.AUTO, session_id="first")
+    async with app.run_test(size=(130, 40)) as pilot:  # stops after one command: the script runs out
+        await run_to_finish(pilot)
+    # between the runs the person writes a line of their own and a file
+    (git_repo / "README.md").write_text("# calc\nmy notes\n")
+    (git_repo / "scratch.txt").write_text("my own file\n")
+    # a resumed scripted model goes on after the replies the log holds (the first, FIX)
+    app, _ = make_app(git_repo, [FIX, bash_reply("echo more >> calc.py"), SUBMIT], mode=ApprovalMode.AUTO)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.press("f3")
+        await wait_for_screen(pilot, SessionPicker)
+        await pilot.press("enter")
+        screen = await wait_for_screen(pilot, DirtyTreeScreen)
+        assert " M README.md" in screen.changes and "?? scratch.txt" in screen.changes
+        assert not any("calc.py" in line for line in screen.changes)  # the session's own work is not the person's
+        await pilot.press("s")
+        await wait_for_screen(pilot, FinishScreen)
+        patch = app.screen.patch
+        import json as _j
+        sess = app.store.open(app.session_id)
+        print("META", sess.meta.status, sess.meta.exit_message)
+        for line in sess.events_path.read_text().splitlines()[-8:]:
+            print("EV", line[:300])
+        assert "my notes" not in patch and "scratch" not in patch
+        assert "+    return a + b" in patch and "+more" in patch  # the earlier edit, and the new one
+        await pilot.press("d")
+        await wait_until(pilot, lambda: app.stash is None, "the set-aside changes to come back")
+    assert (git_repo / "README.md").read_text() == "# calc\nmy notes\n"  # never discarded
+    assert (git_repo / "scratch.txt").read_text() == "my own file\n"
+    assert run_git(git_repo, "stash", "list") == ""
+    assert branches(git_repo) == ["main"]

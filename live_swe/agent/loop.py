@@ -19,7 +19,7 @@ from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session
+from live_swe.session.store import Session, SessionError
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FOLLOW_UP = (
@@ -74,6 +74,7 @@ class Agent:
         observers: list[Observer] | None = None,
         patch_fn=None,
         checkpoint_fn=None,
+        contracts=None,
     ):
         self.model = model
         self.env = env
@@ -85,6 +86,7 @@ class Agent:
         self.observers = list(observers or [])
         self.patch_fn = patch_fn
         self.checkpoint_fn = checkpoint_fn  # saves the repository's changes where a kill would lose them
+        self.contracts = contracts  # live_swe.contracts.ContractEngine: checks before and after each command
         self.messages: list[dict[str, Any]] = []
         self.step = session.meta.steps
         self.cost = session.meta.cost
@@ -185,28 +187,46 @@ class Agent:
     def run(self) -> RunResult:
         status, message = "error", ""
         try:
+            if self.contracts is not None:
+                self.contracts.start()
             while True:
                 self.one_step()
         except _Stop as stop:
             status, message = stop.status, stop.message
-        except KeyboardInterrupt:
-            status, message = "interrupted", "interrupted by the user"
+        except KeyboardInterrupt as stop:
+            status, message = "interrupted", str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
             status, message = "error", str(exc)
+        except SessionError:  # the session cannot be written (a full disk): no end can be recorded
+            self._close_seams()
+            raise
+        return self.conclude(status, message)
+
+    def conclude(self, status: str, message: str = "") -> RunResult:
+        """End the run: the guard's last check, the patch, the ``end`` event. ``resume`` calls it
+        alone for a session killed after its submission step: a submitted step is final."""
         self._close_seams()
-        patch = ""
+        patch: str | None = ""
         if status != "error" or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
                 message = message or f"could not read the patch: {exc}"
+                patch = None
+        if self.contracts is not None and patch is not None:
+            patch = self._contract_patch(patch)
         return self._finish(status, message, patch)
 
-    def _finish(self, status: str, message: str, patch: str) -> RunResult:
+    def _finish(self, status: str, message: str, patch: str | None) -> RunResult:
+        """Record the end. ``patch`` None: it could not be read (a lost container), so the last
+        good one saved with the session stands: an unreadable patch never replaces it."""
         meta = self.session.meta
         meta.status, meta.exit_message = status, message
         meta.steps, meta.cost, meta.elapsed = self.step, self.cost, round(self.elapsed, 3)
-        self.session.write_patch(patch)
+        if patch is None:
+            patch = self.session.patch()
+        else:
+            self.session.write_patch(patch)
         self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
         self.session.save_meta()
         return RunResult(meta.id, status, self.step, self.cost, patch, message)
@@ -249,17 +269,33 @@ class Agent:
         command = self._review(reply, command)
         if command is None:
             return
+        if self.contracts is not None:
+            limits = self.limits  # a reply can spend past a budget: its command then does not run
+            spent = bool(limits.cost_limit and self.cost > limits.cost_limit) or self.elapsed > limits.wall_time_limit
+            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
+                                            budget_exceeded=spent)
+            if verdict.refusal:
+                self._reply_to(reply, self._redact(verdict.refusal))
+                return
         output = self.env.execute(command, timeout=self.limits.command_timeout)
+        verdict = None
+        if self.contracts is not None:
+            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
+            if verdict.output is not None:
+                output = dataclasses.replace(output, text=verdict.output)
         output = dataclasses.replace(output, text=self._redact(output.text))
         if self.on_output:
             self.on_output(self.step, output)
         if is_submission(output):
-            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
+            self._checkpoint()  # the submitting command may have changed files too
+            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
+                       "submitted": True})
             raise _Stop("submitted")
         self._checkpoint()
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
         notes += self.guard.after_step(self.step, reply.content)
+        notes += verdict.notes if verdict else []  # after the hooks: no hook can strip them
         observation = self._redact("\n\n".join([observation] + [n for n in notes if n]))
         self._reply_to(reply, observation)
         self.emit({
@@ -268,6 +304,27 @@ class Agent:
         })
         # meta.json is rewritten only at start and end: steps and cost of a live or killed
         # session are read from the last step event (O(1) appends per step, nothing rewritten).
+        if verdict and verdict.action:
+            self._contract_action(verdict.action, verdict.reason)
+
+    def _contract_action(self, action: str, reason: str) -> None:
+        """A soft violation's recovery beyond a note. Without a person to hand control to (no
+        approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
+        if action == "stop" or self.approver is None:
+            raise _Stop("contract_stopped", f"contract: {reason}")
+        self.emit({"t": "contract", "kind": "autonomy" if action == "reduce_autonomy" else "escalate",
+                   "step": self.step, "reason": reason})
+
+    def _contract_patch(self, patch: str) -> str:
+        """The patch, with any hard violation the steps let through taken out; open soft violations
+        are recorded as persistent."""
+        self.contracts.close(self.step)
+        try:
+            cleaned = self.contracts.clean_patch(patch, self.step)
+        except (EnvironmentError_, KeyboardInterrupt) as exc:
+            self.emit({"t": "contract", "kind": "final_revert", "step": self.step, "files": [], "error": str(exc)[:300]})
+            return ""  # a patch that could not be checked is not submitted
+        return patch if cleaned is None else cleaned
 
     def _checkpoint(self) -> None:
         """Save the changes before the step is logged as done: a ``kill -9`` then loses at most

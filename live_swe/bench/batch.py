@@ -10,8 +10,11 @@ Layout of an output directory ``DIR``::
 A finished instance is one whose agent reached an end (submitted, or stopped by a budget or by
 format errors); it goes to ``preds.jsonl`` and is skipped next time unless ``redo``. A failed one
 (missing image, engine or model failure, any exception) is only recorded in ``results.jsonl``, so
-the next run tries it again. ``kill -9`` loses only the instances in flight; Ctrl-C stops the
-workers and removes this batch's containers, and ``run_batch`` returns with ``interrupted`` set.
+the next run tries it again. ``kill -9`` loses only the instances in flight (the next run closes
+their sessions as stale and runs them again); Ctrl-C, SIGTERM and SIGHUP stop the workers and remove
+this batch's containers, and ``run_batch`` returns with ``interrupted`` set. An instance starts only
+once the Docker engine answers; one the engine went away under runs again once it is back, and an
+engine that stays away stops the batch (``faults``). Each failed record says its ``error_kind``.
 
 Images are looked up before anything runs (``images.image_statuses``): a missing one that cannot
 be pulled stops the batch with what to run to get it, unless ``skip_missing``. Each instance runs
@@ -24,9 +27,11 @@ its budgets) in, one record out; the driver writes the records, so it can run an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
+import signal
 import threading
 import time
 from collections import deque
@@ -37,10 +42,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.faults import (
+    ENGINE_RETRIES,
+    ENGINE_WAIT_S,
+    EngineWatch,
+    engine_address,
+    error_kind,
+    mark_stale_sessions,
+)
 from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_jsonl, read_preds
 from live_swe.bench.progress import BatchProgress
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
+from live_swe.contracts.diffs import graded_test_files
+from live_swe.contracts.load import read as read_contract
 from live_swe.environments.base import EnvironmentError_
 from live_swe.errors import UserError
 from live_swe.models.base import Model, ModelError
@@ -49,7 +64,7 @@ BATCH_FILE = "batch.json"
 LOCK_FILE = ".batch.lock"
 SESSIONS_DIR = "sessions"
 BATCH_LABEL = "live-swe.batch"
-FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error")
+FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error", "contract_stopped")
 ModelFactory = Callable[[str, Instance], Model]
 
 
@@ -68,6 +83,10 @@ class BatchSummary:
     not_started: int = 0  # left out because the total cost limit was spent
     stopped: str = ""  # why instances were left out, when they were
     spent_before: float = 0.0  # what earlier runs in this directory spent (results.jsonl)
+    errors: dict[str, int] = field(default_factory=dict)  # failed instances by error_kind (faults.ERROR_KINDS)
+    retried: int = 0  # attempts run again because the Docker engine went away under them
+    stale: int = 0  # sessions a killed run left `running`, closed by this run (their instances run again)
+    signal: int = 0  # the signal that interrupted the batch (0: Ctrl-C, or none)
     records: list[dict[str, Any]] = field(default_factory=list)  # this run's per-instance records
 
     def add(self, record: dict[str, Any]) -> None:
@@ -78,10 +97,23 @@ class BatchSummary:
             self.submitted += record.get("status") == "submitted"
         elif record.get("status") != "interrupted":
             self.failed += 1
+            kind = record.get("error_kind") or "internal"
+            self.errors[kind] = self.errors.get(kind, 0) + 1
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def clean(self) -> bool:
+        """Every instance reached an end (submitted or not) and none was left out by a fault."""
+        return not (self.failed or self.interrupted or self.stopped_by_fault)
+
+    @property
+    def stopped_by_fault(self) -> bool:
+        return bool(self.not_started and self.errors.get("engine"))
+
+    def to_json(self, *, records: bool = True) -> dict[str, Any]:
         data = asdict(self)
         data["out"] = str(self.out)
+        if not records:
+            data.pop("records")
         return data
 
 
@@ -94,6 +126,7 @@ class _StoppableModel:
         self._stop = stop
         self.name = getattr(model, "name", "model")
         self.seconds = 0.0
+        self.failed = False  # the model itself raised (an error_kind of "model")
 
     def query(self, messages, *, tools=None, on_token=None):
         if self._stop.is_set():
@@ -101,6 +134,9 @@ class _StoppableModel:
         started = time.monotonic()
         try:
             return self._model.query(messages, tools=tools, on_token=on_token)
+        except Exception:
+            self.failed = True
+            raise
         finally:
             self.seconds += time.monotonic() - started
 
@@ -130,6 +166,10 @@ class _ModelMaker:
     @property
     def seconds(self) -> float:
         return sum(model.seconds for model in self.made)
+
+    @property
+    def failed(self) -> bool:
+        return any(model.failed for model in self.made)
 
 
 class _DirLock:
@@ -220,6 +260,17 @@ class _Engine:
                 "instance: start the engine (`sudo systemctl start docker` or `sudo dockerd &`) and retry"
             ) from None
         self._lock = threading.Lock()
+        self.watch = EngineWatch(self._ping, wait_s=ENGINE_WAIT_S)
+
+    def _ping(self) -> None:
+        """Ping over a new connection: an engine shutting down still answers on the ones it has."""
+        import docker
+
+        client = docker.from_env(timeout=10)
+        try:
+            client.ping()
+        finally:
+            client.close()
 
     def has_image(self, image: str) -> bool:
         with self._lock:
@@ -249,13 +300,14 @@ class InstanceJob:
     image: str
     limits: KernelLimits
     missing: str = ""
+    engine_retries: int = 0  # times it was run again because the engine went away under it
 
 
 class _Batch:
     """The per-instance work, shared by the worker threads."""
 
     def __init__(self, *, suite: Suite, suite_spec: str, model: str, out: Path, batch_id: str, scaffold: str,
-                 model_factory: ModelFactory | None, engine: _Engine):
+                 model_factory: ModelFactory | None, engine: _Engine, contracts: tuple[Path, ...] = ()):
         from live_swe.session.store import SessionStore
 
         self.suite = suite
@@ -264,6 +316,7 @@ class _Batch:
         self.out = out
         self.batch_id = batch_id
         self.scaffold = scaffold
+        self.contracts = list(contracts)
         self.model_factory = model_factory
         self.engine = engine
         self.store = SessionStore(out / SESSIONS_DIR)
@@ -335,11 +388,15 @@ class _Batch:
 
         models = self._model_for(instance)
         patch = ""
+        failure: BaseException | None = None
+        missing_image = bool(job.missing)
         try:
             if self.stop.is_set():
                 raise _Interrupted()
             if job.missing:
                 raise EnvironmentError_(job.missing)
+            if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
+                raise _Interrupted() if self.stop.is_set() else _EngineGone()
             record["session"] = session_id = self._session_id(instance)
             request = RunRequest(
                 task=task_text(instance),
@@ -354,6 +411,8 @@ class _Batch:
                 parent=f"bench:{self.batch_id}",
                 extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
                 labels={BATCH_LABEL: self.batch_id},
+                contract_files=self.contracts,
+                graded_test_files=graded_test_files(instance.test_patch),
             )
             hooks = RunHooks(
                 model_factory=models,
@@ -366,24 +425,55 @@ class _Batch:
             patch = result.patch
         except _Interrupted:
             pass
+        except _EngineGone:
+            record.update(reason=f"not started: {self.engine.watch.gone_message()}", engine="gone", error_kind="engine")
         except EnvironmentError_ as exc:
+            failure = exc
             record["reason"] = _reason(exc)
             if not job.missing and not self._image_present(image):
+                missing_image = True
                 record["reason"] = (f"Docker image {image!r} for {instance.instance_id} is not on this machine "
                                     f"({record['reason']})")
         except Exception as exc:  # noqa: BLE001 - one instance never stops the batch
+            failure = exc
             record["reason"] = f"{exc.__class__.__name__}: {_reason(exc)}"
+        if record["status"] == "error" and "error_kind" not in record and not self.stop.is_set():
+            self._classify(record, job, failure, model_failed=models.failed, missing_image=missing_image)
         marks["return"] = time.monotonic()
         if self.stop.is_set() and not record["finished"]:
             record.update(status="interrupted", reason=record["reason"] or "the batch was interrupted")
+            record.pop("error_kind", None)
         record["elapsed"] = round(marks["return"] - marks["start"], 3)
         record["timings"] = _timings(marks, models.seconds)
         record["finished_at"] = _now()
         return record, patch
 
 
+    def _classify(self, record: dict[str, Any], job: InstanceJob, failure: BaseException | None, *,
+                  model_failed: bool, missing_image: bool) -> None:
+        """The record's ``error_kind``. When the engine went away under the instance, the raw error
+        becomes one line; the instance is run again (``engine: back``) once the engine answers, or
+        the batch learns that the engine is gone (``engine: gone``)."""
+        watch = self.engine.watch
+        if missing_image or model_failed or watch.answers():
+            record["error_kind"] = error_kind(failure, model_failed=model_failed, missing_image=missing_image)
+            return
+        record.update(error_kind="engine", detail=record["reason"])
+        lost = f"the Docker engine at {engine_address()} went away during this instance"
+        if job.engine_retries >= ENGINE_RETRIES:
+            record["reason"] = f"{lost}, again: it is left for the next run"
+        elif watch.wait(self.stop):
+            record.update(engine="back", reason=f"{lost}; it is back, so the instance runs again")
+        elif not self.stop.is_set():
+            record.update(engine="gone", reason=f"{lost} and {watch.gone_message(lost=False)}")
+
+
 class _Interrupted(Exception):
     pass
+
+
+class _EngineGone(Exception):
+    """The engine stayed away longer than the batch waits for it: the instance is not started."""
 
 
 def _timings(marks: dict[str, float], model_seconds: float) -> dict[str, float]:
@@ -467,6 +557,8 @@ def run_batch(
     skip_missing: bool = False,
     model_factory: ModelFactory | None = None,
     show_progress: bool = True,
+    contracts: tuple[Path, ...] = (),
+    engine_wait: float = ENGINE_WAIT_S,
 ) -> BatchSummary:
     """Run the agent on the selected instances of a suite, ``workers`` at a time (see the module doc)."""
     started = time.monotonic()
@@ -474,11 +566,15 @@ def run_batch(
         raise UserError(f"--workers must be at least 1 (got {workers})")
     if total_cost_limit is not None and total_cost_limit <= 0:
         raise UserError(f"--total-cost-limit must be more than 0 (got {total_cost_limit})")
+    if engine_wait < 0:
+        raise UserError(f"--engine-wait must be 0 or more seconds (got {engine_wait})")
     if image_template:
         from live_swe.bench.images import check_template
 
         check_template(image_template)
     limits = limits or KernelLimits()
+    for path in contracts:  # a bad contract stops the batch before anything runs
+        read_contract(Path(path))
     out = Path(out).expanduser().resolve()
     suite = load_suite(suite_spec)
     selected = suite.select_some(instances=instances, filter=filter, slice=slice)
@@ -500,18 +596,21 @@ def run_batch(
     with _DirLock(out):
         info = _batch_info(out, suite_spec, model, scaffold, limits=limits.model_dump(),
                            total_cost_limit=total_cost_limit, image_template=image_template)
+        stale = _close_stale_sessions(out)  # a killed run's sessions: their instances run again below
         wanted = {i.instance_id for i in todo_now()}  # another run may have finished some meanwhile
         jobs = [job for job in jobs if job.instance.instance_id in wanted]
         summary = BatchSummary(suite=suite.name, out=out, total=len(selected), skipped=len(selected) - len(jobs),
-                               spent_before=_spent(out))
+                               spent_before=_spent(out), stale=stale)
         if not jobs:
             summary.elapsed = round(time.monotonic() - started, 3)
             return summary
         engine.remove_batch_containers(info["batch_id"])  # anything a killed run of this batch left
+        engine.watch.wait_s = engine_wait
         batch = _Batch(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
-                       scaffold=scaffold, model_factory=model_factory, engine=engine)
+                       scaffold=scaffold, model_factory=model_factory, engine=engine, contracts=tuple(contracts))
         try:
-            with BatchProgress(len(selected), skipped=summary.skipped, enabled=show_progress) as progress:
+            with BatchProgress(len(selected), skipped=summary.skipped, enabled=show_progress) as progress, \
+                    _signals_stop(summary):
                 _drive(batch, jobs, workers, summary, progress, total_cost_limit)
         finally:
             batch.close()
@@ -521,21 +620,56 @@ def run_batch(
     return summary
 
 
+def _close_stale_sessions(out: Path) -> int:
+    """Close the sessions a killed run left ``running`` (we hold the folder's lock), booking each in
+    results.jsonl; returns how many there were."""
+    records = mark_stale_sessions(out / SESSIONS_DIR)
+    if records:
+        with JsonlAppender(out / RESULTS_FILE) as results:
+            for record in records:
+                results.append(record)
+    return len(records)
+
+
+@contextlib.contextmanager
+def _signals_stop(summary: BatchSummary):
+    """SIGTERM and SIGHUP (``timeout``, a closed terminal, CI cancelling) stop the batch as Ctrl-C does:
+    workers stopped, containers removed, every session closed. Only the main thread can set handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        summary.signal = summary.signal or signum
+        raise KeyboardInterrupt
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _budgeted(job: InstanceJob, left: float) -> InstanceJob:
     """The job with its cost budget no larger than what is left of the total (0 means no limit)."""
     limit = job.limits.cost_limit
     if limit and limit <= left:
         return job
-    return InstanceJob(job.instance, job.image, job.limits.model_copy(update={"cost_limit": left}), job.missing)
+    return replace(job, limits=job.limits.model_copy(update={"cost_limit": left}))
 
 
 def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchSummary, progress: BatchProgress,
            total_cost_limit: float | None = None) -> None:
     """Feed the pool, at most ``workers`` jobs at a time, and write each outcome; stop starting jobs
-    once the total cost limit is spent; on Ctrl-C stop the workers and remove this batch's containers."""
+    once the total cost limit is spent or the engine is gone; run again a job the engine went away
+    under; on Ctrl-C stop the workers and remove this batch's containers."""
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="live-swe-bench")
     queue = deque(jobs)
     pending: set[Future] = set()
+    job_of: dict[Future, InstanceJob] = {}
 
     def fill() -> None:
         while queue and len(pending) < workers:
@@ -551,16 +685,29 @@ def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchS
                     return
                 job = _budgeted(job, left)
             queue.popleft()
-            pending.add(pool.submit(batch.run_one, job))
+            future = pool.submit(batch.run_one, job)
+            job_of[future] = job
+            pending.add(future)
 
     def collect(finished: set[Future]) -> None:
         for future in finished:
+            job = job_of.pop(future)
             if future.cancelled():
                 continue
             record, patch = future.result()
             batch.record(record, patch)
+            if record.get("engine") == "back":  # its attempt is booked; the instance goes first again
+                summary.retried += 1
+                progress.note(f"{record['instance_id']}: {record['reason']}")
+                queue.appendleft(replace(job, engine_retries=job.engine_retries + 1))
+                continue
             summary.add(record)
             progress.finished_one(record)
+            if record.get("engine") == "gone" and queue:
+                summary.not_started += len(queue)
+                summary.stopped = batch.engine.watch.gone_message()
+                progress.note(f"stopping: {summary.stopped}; {len(queue)} instance(s) not started")
+                queue.clear()
 
     try:
         fill()

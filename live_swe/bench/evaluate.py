@@ -11,6 +11,8 @@ image is missing are reported as such and the others graded. Its logs go under
 Outcome statuses keep the harness's labels: resolved, unresolved (the tests ran), patch_failed,
 infra_failure and ambiguous_failure (the harness's own classification, with its reason), error
 (with the harness's own message), empty_patch, no_prediction, and missing_image (not graded).
+Of those, error, infra_failure, ambiguous_failure and missing_image say nothing of the patch: they
+are the evaluation's errors (``EvalReport.errors``; ``bench eval`` exits 3).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ EVAL_DIR = "eval"
 GOLD_MODEL = "gold"
 GRADE_KEY = "live-swe-grade.key"  # beside a harness grade: what it graded (patch and row)
 NOT_GRADED = ("missing_image",)
+# Outcomes that say nothing of the patch: the grading itself failed (exit code 3, counted in `errors`).
+ERROR_STATUSES = ("error", "infra_failure", "ambiguous_failure", "missing_image")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,100}$")
 
 
@@ -77,7 +81,11 @@ class EvalReport:
         total, resolved = len(self.graded), len(self.resolved_ids)
         low, high = wilson_interval(resolved, total)
         return {"total": total, "resolved": resolved, "resolved_ids": self.resolved_ids,
-                "rate": resolved / total if total else 0.0, "ci_low": low, "ci_high": high}
+                "rate": resolved / total if total else 0.0, "ci_low": low, "ci_high": high, "errors": self.errors()}
+
+    def errors(self) -> dict[str, int]:
+        """Instances whose grading failed, by status (``ERROR_STATUSES``)."""
+        return {status: n for status, n in self.counts().items() if status in ERROR_STATUSES}
 
     def counts(self) -> dict[str, int]:
         found: dict[str, int] = {}

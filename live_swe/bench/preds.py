@@ -1,6 +1,7 @@
 """Append-only JSON-lines files of a batch: ``preds.jsonl`` (SWE-bench predictions) and ``results.jsonl``.
 
-Each record is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor, then ``fsync``: a
+Every line goes through the kernel's redaction first (a patch can carry a key a command printed
+into a file). Each record is one ``os.write`` of a whole line on an ``O_APPEND`` descriptor, then ``fsync``: a
 ``kill -9`` loses at most the line being written. A torn last line (no newline) is cut off when the
 file is opened for appending again, so the file stays valid JSON lines for the official harness.
 Readers skip unreadable lines; for an instance written twice (``--redo``) the last line wins, as in
@@ -14,6 +15,8 @@ import os
 import threading
 from pathlib import Path
 from typing import Any
+
+from live_swe.infra.redact import redactor
 
 PREDS_FILE = "preds.jsonl"
 RESULTS_FILE = "results.jsonl"
@@ -30,7 +33,8 @@ class JsonlAppender:
         self._lock = threading.Lock()
 
     def append(self, record: dict[str, Any]) -> None:
-        data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        line = redactor()(json.dumps(record, ensure_ascii=False, default=str))
+        data = (line + "\n").encode("utf-8")
         with self._lock:
             view = memoryview(data)
             while view:

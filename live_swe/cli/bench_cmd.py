@@ -12,7 +12,14 @@ from pathlib import Path
 
 import typer
 
-from live_swe.cli.common import fail, friendly
+from live_swe.cli.common import (
+    CONTRACT_HELP,
+    EXIT_INSTANCE_ERRORS,
+    EXIT_INTERRUPTED,
+    fail,
+    friendly,
+    print_json,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None)
@@ -43,10 +50,15 @@ def run(
     image_template: str = typer.Option(None, "--image-template", help=TEMPLATE_HELP),
     skip_missing: bool = typer.Option(False, "--skip-missing", help="Run the instances whose image is present, "
                                       "record the others as failed (default: stop before anything runs)."),
+    engine_wait: float = typer.Option(120, "--engine-wait", min=0, help="Seconds queued instances wait for a "
+                                      "Docker engine that stopped answering before the batch stops."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+    contract: list[Path] = typer.Option(None, "--contract", help=CONTRACT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print only the summary as JSON, errors counted by kind."),
 ) -> None:
     """Run the agent on a suite, one container per instance; resumable. Budgets per instance:
-    these options > LIVE_SWE_* variables > config.yaml `limits` > defaults."""
+    these options > LIVE_SWE_* variables > config.yaml `limits` > defaults. Exit code 0: every
+    instance ran (submitted or not); 3: some failed (see `errors`); 130: interrupted."""
     from live_swe.bench.batch import run_batch
     from live_swe.config import load_settings
 
@@ -57,15 +69,37 @@ def run(
     summary = run_batch(suite, model=model, out=out, workers=workers, instances=instances, filter=filter,
                         slice=slice, scaffold=scaffold, redo=redo, limits=settings.limits,
                         total_cost_limit=total_cost_limit, image_template=image_template, skip_missing=skip_missing,
-                        show_progress=not no_progress)
-    print(f"{summary.suite}: {summary.total} selected, {summary.skipped} already done, {summary.done} finished "
-          f"({summary.submitted} submitted), {summary.failed} failed, cost ${summary.cost:.4f}, "
-          f"{summary.elapsed:.1f} s -> {summary.out}/preds.jsonl")
-    if summary.stopped:
-        print(f"stopped: {summary.stopped}; {summary.not_started} instance(s) not started "
-              "(rerun with a higher --total-cost-limit to go on)")
+                        show_progress=not no_progress, engine_wait=engine_wait, contracts=tuple(contract or ()))
+    code = _batch_exit_code(summary)
+    if as_json:
+        print_json({**summary.to_json(records=False), "exit_code": code})
+    else:
+        _print_batch_summary(summary)
+    if code:
+        raise typer.Exit(code)
+
+
+def _batch_exit_code(summary) -> int:
     if summary.interrupted:
-        raise typer.Exit(130)
+        return 128 + summary.signal if summary.signal else EXIT_INTERRUPTED
+    return 0 if summary.clean else EXIT_INSTANCE_ERRORS
+
+
+def _print_batch_summary(summary) -> None:
+    errors = ", ".join(f"{count} {kind}" for kind, count in sorted(summary.errors.items()))
+    print(f"{summary.suite}: {summary.total} selected, {summary.skipped} already done, {summary.done} finished "
+          f"({summary.submitted} submitted), {summary.failed} failed{f' ({errors})' if errors else ''}, "
+          f"cost ${summary.cost:.4f}, {summary.elapsed:.1f} s -> {summary.out}/preds.jsonl")
+    if summary.stale:
+        print(f"closed {summary.stale} session(s) a killed run left running (stale); their instances ran again")
+    if summary.retried:
+        print(f"ran {summary.retried} instance(s) again: the Docker engine went away under them")
+    if summary.stopped:
+        again = "" if summary.stopped_by_fault else " (rerun with a higher --total-cost-limit to go on)"
+        print(f"stopped: {summary.stopped}; {summary.not_started} instance(s) not started{again}")
+    if summary.failed:
+        print(f"{summary.failed} instance(s) failed (their reasons: {summary.out}/results.jsonl); "
+              "rerun the same command to run them again", file=sys.stderr)
 
 
 @app.command("eval")
@@ -73,7 +107,7 @@ def run(
 def eval_(
     directory: Path = typer.Argument(None, help="A batch output directory (holds preds.jsonl)."),
     run_id: str = typer.Option(None, "--run-id", help="Names this evaluation's logs and containers."),
-    as_json: bool = typer.Option(False, "--json", help="Print only {total, resolved, resolved_ids, rate, ci_low, ci_high}."),
+    as_json: bool = typer.Option(False, "--json", help="Print only {total, resolved, resolved_ids, rate, ci_low, ci_high, errors}."),
     pro_repo: Path = typer.Option(None, "--pro-repo", help="Checkout of the official SWE-bench Pro repository (run_scripts/)."),
     suite: str = typer.Option(None, "--suite", help="The suite the batch ran, when DIR has no batch.json."),
     gold: str = typer.Option(None, "--gold", help="Evaluate this suite's gold patches instead (with --out DIR)."),
@@ -86,7 +120,8 @@ def eval_(
     timeout: int = typer.Option(1800, "--timeout", help="Seconds allowed for one instance's tests."),
 ) -> None:
     """Grade predictions in Docker (official swebench harness; Pro run scripts); writes DIR/report.json
-    and the harness's own run report next to it. Instances whose image is missing are listed, not graded."""
+    and the harness's own run report next to it. Instances whose image is missing are listed, not graded.
+    Exit code 0: every instance graded (resolved or not); 3: some could not be (see `errors`)."""
     from live_swe.bench.evaluate import REPORT_FILE, evaluate_batch, evaluate_gold
 
     selection = {"instances": instances, "filter": filter, "slice": slice, "image_template": image_template}
@@ -106,14 +141,21 @@ def eval_(
         print(f"missing image: {line}", file=sys.stderr)
     if as_json:
         print(json.dumps(report.summary()))
-        return
-    for outcome in report.outcomes:
-        mark = "resolved  " if outcome.resolved else f"{outcome.status:<10}"
-        print(f"  {mark} {outcome.instance_id}  {outcome.detail}")
-    print(report.text())
-    print(f"report: {written}")
-    if report.harness_report:
-        print(f"official report: {report.harness_report}")
+    else:
+        for outcome in report.outcomes:
+            mark = "resolved  " if outcome.resolved else f"{outcome.status:<10}"
+            print(f"  {mark} {outcome.instance_id}  {outcome.detail}")
+        print(report.text())
+        print(f"report: {written}")
+        if report.harness_report:
+            print(f"official report: {report.harness_report}")
+    errors = report.errors()
+    if errors:
+        if not as_json:
+            print(f"{sum(errors.values())} instance(s) could not be graded as resolved or unresolved "
+                  f"({', '.join(f'{n} {kind}' for kind, n in sorted(errors.items()))}); see {written}",
+                  file=sys.stderr)
+        raise typer.Exit(EXIT_INSTANCE_ERRORS)
 
 
 @app.command("images")

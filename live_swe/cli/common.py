@@ -12,9 +12,13 @@ import typer
 
 from live_swe.infra.redact import redact
 
-# Exit codes: 0 success / submitted, 1 the run ended without a submission, 2 bad input.
+# Exit codes: 0 success / submitted (a batch: every instance ran, resolved or not), 1 the run ended
+# without a submission, 2 bad input, 3 a batch or an evaluation in which some instance failed (an
+# error, not an unresolved task), 130 interrupted (128 + the signal's number for SIGTERM, SIGHUP).
 EXIT_NOT_SUBMITTED = 1
 EXIT_BAD_INPUT = 2
+EXIT_INSTANCE_ERRORS = 3
+EXIT_INTERRUPTED = 130
 
 
 def _known_errors() -> tuple[type[BaseException], ...]:
@@ -91,3 +95,7 @@ def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
             fail(str(exc))
 
     return wrapper
+
+
+CONTRACT_HELP = ("A contract file (YAML) whose rules are added to the built-in contract, the user's and the "
+                 "repository's; repeatable. See the README's contract format.")

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from live_swe.cli.common import (
+    CONTRACT_HELP,
     EXIT_NOT_SUBMITTED,
     fail,
     fail_as_json,
@@ -18,6 +19,8 @@ from live_swe.cli.common import (
     shown_exact,
 )
 from live_swe.cli.confinement import check_confinement
+from live_swe.contracts.report import event_line
+from live_swe.infra.stop_signals import stop_signals_interrupt
 
 NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
 SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
@@ -34,6 +37,8 @@ def _progress(event: dict[str, Any]) -> None:
     elif kind == "scaffold":
         print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
               file=sys.stderr)
+    elif kind == "contract" and event_line(event):
+        print(shown(f"live-swe: {event_line(event)}"), file=sys.stderr)
     elif kind == "note":
         print(shown(f"live-swe: {event['text']}"), file=sys.stderr)
 
@@ -87,6 +92,10 @@ def run(
     continue_id: str = typer.Option(None, "--continue", metavar="ID",
                                     help="Continue session ID with this task as a follow-up: the same conversation, "
                                          "tools and scaffold, on top of its changes (budgets: per follow-up)."),
+    contract: list[Path] = typer.Option(None, "--contract", help=CONTRACT_HELP),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Start on a repository with uncommitted "
+                                     "changes, taking its tree as it is as the starting point: they stay, "
+                                     "and the patch is only the agent's change (refused by default)."),
 ) -> None:
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
@@ -106,7 +115,8 @@ def run(
             fail(f"cannot read the task file {task_file}: {exc.strerror}")
     if continue_id:
         fixed = {"--repo": repo, "--model": model, "--api-base": api_base, "--env": env, "--image": image,
-                 "--scaffold": scaffold, "--command-timeout": command_timeout}
+                 "--scaffold": scaffold, "--command-timeout": command_timeout, "--contract": contract or None,
+                 "--allow-dirty": allow_dirty or None}
         given = [name for name, value in fixed.items() if value is not None]
         if given:
             fail(f"--continue goes on where session {continue_id} ran, with its model and scaffold; "
@@ -125,6 +135,12 @@ def run(
         fail(f"unknown environment {settings.env!r}; use local or docker")
     check_confinement(settings.env, sandbox)
     host_repo = _host_repository(repo, settings.env, repo_dir)
+    if host_repo is not None and not allow_dirty:
+        from live_swe.session.baseline import dirty_tree_message, uncommitted_changes
+
+        changes = uncommitted_changes(host_repo)
+        if changes:
+            fail(dirty_tree_message(host_repo, changes))
     approver = _approver(yolo)
     request = RunRequest(
         task=task,
@@ -140,9 +156,13 @@ def run(
         network=settings.sandbox.network,
         api_base=settings.api_base,
         repo_instructions=_instructions(host_repo, as_json) if repo_instructions else None,
+        contract_files=list(contract or ()) + ([Path(settings.contract)] if settings.contract else []),
+        allow_dirty=allow_dirty,
     )
     hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
-    _report(start_run(request, hooks), as_json)
+    with stop_signals_interrupt():
+        result = start_run(request, hooks)
+    _report(result, as_json)
 
 
 def _instructions(host_repo: Path | None, quiet: bool):
@@ -189,19 +209,19 @@ def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
 
     In docker without ``--repo``, this directory is copied in when it is a repository; otherwise the
     image's own repository at ``repo_dir`` is used (SWE-bench images)."""
-    from live_swe.infra.git import repository_problem
+    from live_swe.infra.git import repository_problem, repository_root
 
     if repo is None and env == "docker":
         if repository_problem(Path.cwd()) is not None:
             print(f"live-swe: this directory is not a git repository: using the one inside the image at {repo_dir}",
                   file=sys.stderr)
             return None
-        return Path.cwd()
+        return repository_root(Path.cwd())
     path = (repo or Path(".")).resolve()
     problem = repository_problem(path)
     if problem:
         fail(problem)
-    return path
+    return repository_root(path)  # from a folder inside it, the whole repository
 
 
 @friendly
@@ -222,4 +242,6 @@ def resume(
         fail_as_json(lambda: _failed_run(session_id))
     hooks, confinement = _resumed_hooks(session_id, yolo, as_json, network, sandbox)
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
-    _report(resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement), as_json)
+    with stop_signals_interrupt():
+        result = resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement)
+    _report(result, as_json)

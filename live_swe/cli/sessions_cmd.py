@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from live_swe.cli.common import fail, friendly, print_json, shown, shown_exact
+from live_swe.contracts.report import contract_lines
 from live_swe.infra.redact import redact
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -24,18 +25,20 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
     """All sessions, oldest first."""
     from live_swe.session.store import SessionStore
 
-    metas = SessionStore.default().list()
+    metas, damaged = SessionStore.default().scan()
     if as_json:
         print_json([
             {"id": m.id, "status": m.status, "task": m.task, "model": m.model, "steps": m.steps, "cost": m.cost,
              "created_at": m.created_at} for m in metas
-        ])
+        ] + [{"id": name, "status": "damaged", "problem": problem} for name, problem in damaged])
         return
-    if not metas:
+    if not metas and not damaged:
         print("no sessions yet; start one with `live-swe run --task ...`")
     for m in metas:
         task = " ".join(m.task.split())[:60]
         print(shown(f"{m.id}  {m.status:<16} {m.steps:>4} steps  ${m.cost:>7.4f}  {task}"))
+    for name, problem in damaged:
+        print(shown(f"{name}  {'damaged':<16} {problem}"))
 
 
 @app.command("show")
@@ -63,6 +66,9 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
         from live_swe.grading.report import headline
 
         print(shown(f"{'grade':>13}: {headline(Grade.from_json(data['grade']))} (`live-swe grade {data['id']}`)"))
+    if data.get("contract"):
+        for line in contract_lines(data["contract"]):
+            print(shown(line))
     for problem in data["log_problems"]:
         print(shown(f"      warning: {problem}"))
     if data["patch"]:

@@ -51,5 +51,6 @@ def tui(
     root = WorkTree(repo.resolve()).path  # a clear error now if it is not a git repository
     app = LiveSweApp(root, default_model_name(settings.model), env=settings.env, image=settings.image,
                      limits=settings.limits, approval_mode=ApprovalMode(mode), task=task,
-                     network=settings.sandbox.network, sandbox=sandbox, repo_instructions=repo_instructions)
+                     network=settings.sandbox.network, sandbox=sandbox, repo_instructions=repo_instructions,
+                     contract_files=(Path(settings.contract),) if settings.contract else ())
     run_app(app, inline=inline)

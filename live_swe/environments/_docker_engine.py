@@ -11,6 +11,8 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from live_swe.environments.base import EnvironmentError_
@@ -55,6 +57,24 @@ def engine_error(exc: BaseException) -> EnvironmentError_:
         f"no Docker engine answers at {address}. Start it with `sudo systemctl start docker` "
         "(or `sudo dockerd &`), or point DOCKER_HOST at a running engine."
     )
+
+
+@contextmanager
+def answering() -> Iterator[None]:
+    """Around a call to the engine: the engine going away mid-run (stopped, restarted) is one clear
+    error. docker-py lets ``requests`` errors through: a refused or dropped connection is not a
+    ``DockerException``."""
+    import requests  # noqa: PLC0415 - with docker-py; only the docker environment needs it
+
+    try:
+        yield
+    except requests.exceptions.RequestException as exc:
+        if _is_permission_problem(exc):
+            raise engine_error(exc) from None
+        raise EnvironmentError_(
+            f"the Docker engine at {_engine_address()} stopped answering ({type(exc).__name__}); the session "
+            "is saved with its last changes: start the engine again, then resume the session"
+        ) from None
 
 
 def connect() -> Any:

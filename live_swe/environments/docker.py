@@ -125,7 +125,8 @@ class DockerEnvironment(ChannelCommands):
             ) from None
         except docker.errors.APIError as exc:
             raise EnvironmentError_(
-                f"the container {self.container_name} is gone or stopped ({exc.explanation or exc})"
+                f"the container {self.container_name} is gone or stopped ({exc.explanation or exc}); the session "
+                "is saved with its last changes: resume it to go on in a new container"
             ) from None
         except docker.errors.DockerException as exc:
             raise engine.engine_error(exc) from None
@@ -183,7 +184,8 @@ class DockerEnvironment(ChannelCommands):
         script = ('command -v python3 >/dev/null 2>&1 || { echo LIVE-SWE-NO-PYTHON; exit 127; }; '
                   'exec python3 -I -S -B -c "$@"')
         try:
-            return ExecWorker(self, ["bash", "-lc", script, "live-swe-hooks", source, *args])
+            with engine.answering():
+                return ExecWorker(self, ["bash", "-lc", script, "live-swe-hooks", source, *args])
         except docker.errors.APIError as exc:
             raise EnvironmentError_(f"the container {self.container_name} is gone or stopped "
                                     f"({exc.explanation or exc})") from None
@@ -193,7 +195,8 @@ class DockerEnvironment(ChannelCommands):
     def execute(self, command: str, timeout: float | None = None) -> Output:
         if not self.container_id:
             raise EnvironmentError_("the docker environment is closed")
-        return self._execute_on_channel(command, timeout)
+        with engine.answering():
+            return self._execute_on_channel(command, timeout)
 
     def _interrupt_channel(self, channel: Channel) -> None:
         self._interrupt(channel.driver_pid)
@@ -256,7 +259,10 @@ class DockerEnvironment(ChannelCommands):
 
     def copy_in(self, src: Path, dest: str) -> None:
         """Copy a host file or directory to ``dest`` (a directory's contents merge into ``dest``)."""
-        src = Path(src)
+        with engine.answering():
+            self._copy_in(Path(src), dest)
+
+    def _copy_in(self, src: Path, dest: str) -> None:
         if not src.exists():
             raise EnvironmentError_(f"{src}: nothing to copy into the container")
         if src.is_dir():
@@ -271,6 +277,10 @@ class DockerEnvironment(ChannelCommands):
 
     def copy_out(self, src: str, dest: Path) -> None:
         """Copy a container file or directory to the host (a directory's contents merge into ``dest``)."""
+        with engine.answering():
+            self._copy_out(src, dest)
+
+    def _copy_out(self, src: str, dest: Path) -> None:
         docker = engine.import_docker()
         dest = Path(dest)
         try:

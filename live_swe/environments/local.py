@@ -65,6 +65,7 @@ class LocalEnvironment(ChannelCommands):
         self._channel: SandboxChannel | None = None
         if sandbox == "none":
             self._env = scrubbed_environment(extra)
+            self._die_with_parent = _parent_death_signal()
             return
         self._bwrap = bubblewrap.require()
         self._env = bubblewrap.environment(extra)
@@ -113,6 +114,7 @@ class LocalEnvironment(ChannelCommands):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group, so its children can be killed with it
+            preexec_fn=self._die_with_parent,
         )
         self._running = process
         try:
@@ -217,6 +219,21 @@ def _exited_by(process: subprocess.Popen, deadline: float) -> bool:
         return bool(select.select([pidfd], [], [], remaining)[0])
     finally:
         os.close(pidfd)
+
+
+def _parent_death_signal():
+    """A function for the child to call between fork and exec (no imports or lookups there: the
+    kernel may run other threads, the TUI's included): the kernel sends the command's shell SIGKILL
+    when live-swe dies (``kill -9`` included), so an unconfined command does not go on writing to the
+    repository while ``resume`` runs the step again. (Unconfined, what it started in the background
+    may outlive it; the sandbox's PID namespace is what takes everything.) None where prctl is missing."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from live_swe.agent.limits import budget_amount, loosened
 from live_swe.config import KernelLimits
+from live_swe.contracts.load import loosened as contract_loosened
 from live_swe.scaffolding.files import NotARegularFile, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render
@@ -125,6 +126,9 @@ def check_policy(root: Path, previous: ScaffoldPolicy | None, kernel: KernelLimi
     if policy.tools_dir != previous.tools_dir:
         raise Refused(f"scaffold.yaml: tools_dir cannot change during a session (it is {previous.tools_dir!r}; "
                       "the environment has that folder on PATH)")
+    dropped = contract_loosened(previous.contract, policy.contract)
+    if dropped:
+        raise Refused("scaffold.yaml: contract rules may only be added, and this removes or changes " + "; ".join(dropped))
     raised = loosened(previous.limits, policy.limits, kernel)
     if raised:
         raise Refused("scaffold.yaml: budgets may only be tightened, and this raises " + "; ".join(raised))

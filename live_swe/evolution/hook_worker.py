@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from live_swe.contracts.notes import probe_messages, stripped_from_messages, stripped_from_observation
+
 WORKER_SCRIPT = Path(__file__).with_name("worker_main.py")
 
 CALL_TIMEOUT = 5.0
@@ -227,11 +229,17 @@ def smoke_test(source: str, filename: str = "hooks.py", *, host, timeout: float 
     process = HookProcess(source, filename, host=host)
     try:
         hooks = process.start(timeout=max(timeout, START_TIMEOUT))
+        probe = probe_messages(_SAMPLE_MESSAGES)  # the contract's notes must survive every hook
         if "transform_observation" in hooks:
-            valid_text(process.call("transform_observation", [_SAMPLE_MESSAGES[-1]["content"], 1], timeout),
-                       "transform_observation")
+            text = valid_text(process.call("transform_observation", [probe[-1]["content"], 1], timeout),
+                              "transform_observation")
+            problem = stripped_from_observation(text)
+            if problem:
+                return problem
         if "transform_messages" in hooks:
-            valid_messages(process.call("transform_messages", [_SAMPLE_MESSAGES, 1], timeout))
+            problem = stripped_from_messages(valid_messages(process.call("transform_messages", [probe, 1], timeout)))
+            if problem:
+                return problem
         if "after_step" in hooks:
             valid_text(process.call("after_step", [1, "ls", 0], timeout), "after_step")
     except HooksUnavailable:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from live_swe.contracts.report import contract_report
 from live_swe.infra.redact import redact
 
 MARKER = "<!-- live-swe -->"  # marks our own comments, so a rerun does not feed them back to the agent
@@ -64,6 +65,17 @@ def _scaffold_line(event: dict[str, Any]) -> str:
     return f"- {verb} at {step} ({files}): {_line(event.get('why') or event.get('reason'))}"
 
 
+def contract_section(events: list[dict[str, Any]], steps: int) -> list[str]:
+    """The behavioural contract's record: each violation, what the kernel did, and the figures."""
+    report = contract_report(events, steps)
+    if report is None:
+        return []
+    lines = [f"- {_line(v, 300)}" for v in report["violations"]] or ["None."]
+    return ["### Contract violations", *lines,
+            f"- compliance: hard {report['hard_compliance']:.2f}, soft {report['soft_compliance']:.2f}; "
+            f"drift {report['drift']:.2f}; reliability {report['reliability']:.2f}", ""]
+
+
 def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
             grade_lines: Iterable[str] = ()) -> str:
     """``grade_lines``: the trajectory's grade, one line per metric (``live_swe.grading.report``)."""
@@ -88,6 +100,7 @@ def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secret
         "\n".join(_scaffold_line(e) for e in changes) if changes else "None.",
         "",
         *(["### Trajectory grade (0-3 per metric; `live-swe grade` explains it)", *grade, ""] if grade else []),
+        *contract_section(events, facts.steps),
         "### Run",
         f"- steps: {facts.steps}",
         f"- cost: ${facts.cost:.4f}",

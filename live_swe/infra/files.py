@@ -61,6 +61,16 @@ def open_append(path: Path) -> IO[str]:
     return os.fdopen(fd, "a", encoding="utf-8")
 
 
+def ends_torn(path: Path) -> bool:
+    """Whether the file's last line lacks its newline (a write cut short)."""
+    fd = open_no_follow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        size = os.fstat(fd).st_size
+        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: a fresh temporary file in the same folder (``O_EXCL``: a
     planted link is never written through), then a rename over the target (a link there is replaced,

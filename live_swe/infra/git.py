@@ -253,6 +253,14 @@ def repository_problem(path: Path) -> str | None:
             "Run `git init && git add -A && git commit -m init` there first.")
 
 
+def repository_root(path: Path) -> Path:
+    """The top of the work tree ``path`` is in (a folder inside a repository means the repository)."""
+    try:
+        return Path(str(Git(path).run("rev-parse", "--show-toplevel", timeout=30)).strip()).resolve()
+    except (NotARepository, GitFailed):
+        return Path(path).resolve()
+
+
 # -- the same rules for git run by a shell inside an environment (local sandbox or container) ------------
 
 SHELL_GIT = "_lsw_git"

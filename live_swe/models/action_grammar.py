@@ -75,6 +75,16 @@ class ActionFormat:
         found = _COMPLETE[self.name].search(text)
         return found.end() if found else None
 
+    def open(self, text: str) -> str:
+        """What to append to ``text`` (prose) so that the action starts: the rest of the opener
+        when the model has begun writing it at a line start, else the whole opener on a new line.
+        (Opening a second fence after a half-written one would end the action at once.)"""
+        for begun in range(len(self.opener) - 1, 0, -1):
+            start = len(text) - begun
+            if text.endswith(self.opener[:begun]) and (start == 0 or text[start - 1] == "\n"):
+                return self.opener[begun:]
+        return ("" if not text else "\n" if text.endswith("\n") else "\n\n") + self.opener
+
     def close(self, text: str) -> str:
         """What to append to ``text`` (cut inside its action) so that it parses."""
         if self.name == "tool_call" and (len(text) - len(text.rstrip("\\"))) % 2:

@@ -259,8 +259,7 @@ class _Decoder:
                 if constrained and not in_action and (budget - self.generated <= reserve or self._line_done()):
                     gate.close()
                     gate = GrammarFilter(self.llama_cpp, self.llm._model.vocab, self.fmt.rest_grammar)
-                    self._force(("" if not self.text else "\n" if self.text.endswith("\n") else "\n\n")
-                                + self.fmt.opener)
+                    self._force(self.fmt.open(self.text))
                     continue
                 if self.generated >= budget:
                     if constrained and in_action:

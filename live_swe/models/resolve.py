@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from live_swe.models.base import Model, ModelError
+from live_swe.models.preflight import check_litellm_model
 
 # Provider defaults used when that provider's key is set and no model was named.
 PROVIDER_DEFAULTS = (
@@ -54,7 +55,17 @@ def make_model(name: str, **options) -> Model:
         raise ModelError(str(exc)) from None
     if configured["max_tokens"] and "max_tokens" not in options:
         options["max_tokens"] = configured["max_tokens"]
-    return LitellmModel(name, api_base=api_base or configured["api_base"], **options)
+    api_base = api_base or configured["api_base"]
+    check_litellm_model(name, api_base=api_base, api_key=options.get("api_key"))  # before anything is made
+    return LitellmModel(name, api_base=api_base, **options)
+
+
+def check_model(name: str, api_base: str | None = None) -> None:
+    """Fail now, with what to do, on a model that could not answer: an unknown provider, a missing
+    key, a missing script. Builds nothing heavy: an embedded model (local/NAME) is not loaded."""
+    if name.startswith("local/") and not api_base:
+        return
+    make_model(name, api_base=api_base)
 
 
 def _need_path(name: str, rest: str) -> str:

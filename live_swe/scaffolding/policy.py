@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from live_swe.contracts.model import Contract
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -66,3 +68,4 @@ class ScaffoldPolicy(_Strict):
     prompts: PromptFiles = PromptFiles()
     tools_dir: str = "tools"
     hooks: str | None = "hooks.py"
+    contract: Contract | None = None  # rules the scaffold adds to the run's; it can never remove one

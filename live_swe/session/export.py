@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from live_swe import __version__
+from live_swe.contracts.report import contract_report
 from live_swe.errors import UserError
 from live_swe.grading.session import current_grade
 from live_swe.infra import files
@@ -51,6 +52,7 @@ def summary(session: Session) -> dict[str, Any]:
         "log_problems": problems,
     }
     data["grade"] = current_grade(session).to_json()
+    data["contract"] = contract_report(events, data["steps"])
     try:
         from live_swe.evolution.history import evolution_summary
     except ImportError:

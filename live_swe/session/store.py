@@ -3,6 +3,7 @@
     meta.json       small metadata, replaced atomically (task, model, status, steps, cost...)
     events.jsonl    append-only log, one JSON object per line (messages, steps, scaffold changes)
     patch.diff      the final patch
+    lock            held (flock) by the one process running the session: who, and since when
     scaffold/       the session's scaffold work tree (what the agent can write)
     scaffold.git/   its history (outside the tree the agent can write)
 
@@ -18,6 +19,7 @@ import os
 import secrets
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from live_swe.infra import files
 from live_swe.infra.redact import Redactor, redactor
 
-STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
+STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error", "contract_stopped")
 
 
 class SessionError(Exception):
@@ -69,7 +71,8 @@ class Session:
     def __init__(self, directory: Path, meta: SessionMeta):
         self.dir = directory
         self.meta = meta
-        self._log = None
+        self._log: int | None = None  # the event log's file descriptor, opened for appending
+        self._lock: int | None = None  # the held lock's file descriptor (``claim``)
         self._redactor: Redactor | None = None
 
     def redact(self, text: str) -> str:
@@ -106,26 +109,80 @@ class Session:
     # -- writing
     def save_meta(self) -> None:
         self.meta.updated_at = _now()
-        files.write_atomic(self.meta_path, self.redact(self.meta.model_dump_json(indent=2)))
+        with self._writing(self.meta_path):
+            files.write_atomic(self.meta_path, self.redact(self.meta.model_dump_json(indent=2)))
 
     def append(self, event: dict[str, Any]) -> None:
-        """Append one event line, redacted, and flush it to the OS (survives ``kill -9`` of this process)."""
-        if self._log is None:
+        """Append one event line, redacted, with one ``write`` to the OS (survives ``kill -9`` of this
+        process). A write that fails (a full disk) is taken back whole: the log never keeps half a line."""
+        line = (self.redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n").encode("utf-8")
+        with self._writing(self.events_path):
+            if self._log is None:
+                fd = files.open_no_follow(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+                self._log = fd
+                if files.ends_torn(self.events_path):  # a kill mid-write: the torn line stays, reported
+                    line = b"\n" + line  # by events(), and the next event starts on its own line
+            size = os.fstat(self._log).st_size
             try:
-                self._log = files.open_append(self.events_path)
-            except files.DamagedFile as exc:
-                raise SessionError(str(exc)) from None
-        self._log.write(self.redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n")
-        self._log.flush()
+                written = 0
+                while written < len(line):
+                    written += os.write(self._log, line[written:])
+            except OSError:
+                os.ftruncate(self._log, size)
+                os.close(self._log)
+                self._log = None  # the next append looks at the end of the log again
+                raise
 
     def write_patch(self, patch: str) -> None:
         """Replace the patch atomically: a kill mid-write leaves the previous one whole."""
-        files.write_atomic(self.patch_path, self.redact(patch))
+        with self._writing(self.patch_path):
+            files.write_atomic(self.patch_path, self.redact(patch))
+
+    @contextmanager
+    def _writing(self, path: Path) -> Iterator[None]:
+        """A session file that cannot be written (a full disk, a damaged file) is one clear error;
+        what was written before stays whole, so the session resumes once the cause is gone."""
+        try:
+            yield
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
+        except OSError as exc:
+            raise SessionError(f"could not write {path}: {exc.strerror or exc}. The session is saved up to "
+                               f"its last whole event; make room (or fix the cause), then `live-swe resume "
+                               f"{self.id}` goes on from there") from None
+
+    def claim(self) -> None:
+        """Take the session for this process: one process per session. The lock is the kernel's own
+        (``flock`` on ``lock`` in the session folder): it goes with the process however it ends, so a
+        ``kill -9`` never leaves it stuck. A second process is told who holds it."""
+        import fcntl
+        import socket
+
+        if self._lock is not None:
+            return
+        try:
+            fd = files.open_no_follow(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except files.DamagedFile as exc:
+            raise SessionError(str(exc)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 300, 0).decode("utf-8", "replace").strip() or "another process"
+            os.close(fd)
+            raise SessionError(
+                f"session {self.id} is in use by another live-swe process ({holder}); one process runs a "
+                f"session at a time: wait for it to end, or stop that process, then resume") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}, since {_now()}".encode(), 0)
+        self._lock = fd
 
     def close(self) -> None:
         if self._log is not None:
-            self._log.close()
+            os.close(self._log)
             self._log = None
+        if self._lock is not None:
+            os.close(self._lock)  # releases the lock
+            self._lock = None
 
     # -- reading
     def events(self) -> tuple[list[dict[str, Any]], list[str]]:
@@ -176,10 +233,26 @@ class SessionStore:
     def create(self, **fields: Any) -> Session:
         session_id = fields.pop("id", None) or new_session_id()
         directory = self.root / session_id
-        directory.mkdir(parents=True, exist_ok=False)
         meta = SessionMeta(id=session_id, created_at=_now(), **fields)
+        meta.updated_at = meta.created_at
         session = Session(directory, meta)
-        session.save_meta()
+        try:
+            directory.mkdir(parents=True, exist_ok=False)
+        except FileExistsError:
+            raise
+        except OSError as exc:  # e.g. a full disk
+            raise SessionError(f"could not create the session folder {directory}: {exc.strerror or exc}; "
+                               "make room (or fix the cause) and run again") from None
+        try:
+            files.write_atomic(session.meta_path, session.redact(meta.model_dump_json(indent=2)))
+        except OSError as exc:  # a session that could not be written down is no session: none is left
+            import shutil
+
+            shutil.rmtree(directory, ignore_errors=True)
+            if isinstance(exc, files.DamagedFile):
+                raise SessionError(str(exc)) from None
+            raise SessionError(f"could not write {session.meta_path}: {exc.strerror or exc}; no session was "
+                               "created: make room (or fix the cause) and run again") from None
         return session
 
     def exists(self, session_id: str) -> bool:
@@ -198,16 +271,23 @@ class SessionStore:
             raise SessionError(str(exc)) from None
         except (ValidationError, ValueError) as exc:
             raise SessionError(f"{path}: session metadata is unreadable ({exc.__class__.__name__}); "
-                               "the event log next to it is untouched") from exc
+                               "the event log next to it is untouched. Restore meta.json from a copy, or move "
+                               "the folder out of the sessions folder to set the session aside") from exc
         return Session(directory, meta)
 
     def list(self) -> list[SessionMeta]:
+        return self.scan()[0]
+
+    def scan(self) -> tuple[list[SessionMeta], list[tuple[str, str]]]:
+        """The readable sessions, and the damaged ones: (folder name, what is wrong and what to do)."""
         if not self.root.is_dir():
-            return []
-        metas = []
+            return [], []
+        metas, damaged = [], []
         for directory in sorted(self.root.iterdir()):
+            if not directory.is_dir() or not os.path.lexists(directory / "meta.json"):
+                continue  # not a session (nor one that got as far as its metadata)
             try:
                 metas.append(self.open(directory.name).meta)
-            except SessionError:
-                continue
-        return metas
+            except SessionError as exc:
+                damaged.append((directory.name, str(exc)))
+        return metas, damaged

@@ -20,11 +20,13 @@ from textual.widgets import Collapsible, Footer, Static, TabbedContent, TabPane,
 from textual.worker import Worker, WorkerState
 
 from live_swe.config import KernelLimits
+from live_swe.contracts.report import event_line
 from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
 from live_swe.repo_instructions import from_work_tree
+from live_swe.session.baseline import changes_not_in
 from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
@@ -101,6 +103,7 @@ class LiveSweApp(App):
         network: bool = False,
         sandbox: str = "bubblewrap",
         repo_instructions: bool = True,
+        contract_files: tuple[Path, ...] = (),
     ):
         super().__init__()
         self.repo = Path(repo).resolve()
@@ -110,6 +113,7 @@ class LiveSweApp(App):
         self.network = network  # the local sandbox's network
         self.sandbox = sandbox
         self.read_instructions = repo_instructions  # the repository's AGENTS.md & co. into the first prompt
+        self.contract_files = tuple(contract_files)  # added to the built-in, yours and the repository's
         self.instructions = None  # what the current run got (RepoInstructions)
         self.limits = limits or KernelLimits()
         self.store = store or SessionStore.default()
@@ -272,7 +276,7 @@ class LiveSweApp(App):
 
         request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
                              limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network,
-                             repo_instructions=self.instructions)
+                             repo_instructions=self.instructions, contract_files=list(self.contract_files))
         return start_run(request, self._hooks(), store=self.store)
 
     def _hooks(self):
@@ -330,10 +334,51 @@ class LiveSweApp(App):
         except (UserError, SessionError) as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
-        meta = session.meta
         if start.repo:
             self.repo = Path(start.repo)
-            self._worktree()  # the person's identity, read before the agent runs again
+            try:
+                self._worktree()  # the person's identity, read before the agent runs again
+                theirs = self._changes_since(session, start)
+            except UserError as exc:
+                self.notify(str(exc), severity="error", timeout=15)
+                return
+            if theirs:  # the person's own changes are set aside first, as for a new run
+
+                def decided(set_aside: bool | None) -> None:
+                    if not set_aside:
+                        self.notify("Nothing was run; commit or stash your changes, or set them aside here.")
+                    elif self._set_aside_for_resume(session, start):
+                        self._resume_now(session, start, events)
+
+                self.push_screen(DirtyTreeScreen(theirs), decided)
+                return
+        self._resume_now(session, start, events)
+
+    def _changes_since(self, session, start) -> list[str]:
+        """Uncommitted changes in the repository that are not the session's own work: in a container
+        run every one is the person's; on local, those its saved patch does not account for."""
+        if start.env != "local":
+            return self._worktree().user_changes()
+        return changes_not_in(self.repo, start.base_commit or "HEAD", session.patch())
+
+    def _set_aside_for_resume(self, session, start) -> bool:
+        """Stash everything (the person's changes, and the session's earlier work as the tree held it),
+        then put the session's saved work back so the agent goes on from it."""
+        tree = self._worktree()
+        self.stash = tree.stash_user_changes(session.id)
+        try:
+            if start.env == "local":
+                tree.apply_patch(session.patch())
+        except UserError as exc:
+            self._restore_user_changes()
+            self.notify(f"Nothing was run: {exc}", severity="error", timeout=15)
+            return False
+        self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
+        return True
+
+    def _resume_now(self, session, start, events) -> None:
+        meta = session.meta
+        session_id = session.id
         self.model_name = start.model
         self.session_id = session_id
         self.instructions = None
@@ -408,6 +453,8 @@ class LiveSweApp(App):
             log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
         elif kind == "note":
             log.mount(Static(Text(str(event.get("text", ""))), classes="note"))
+        elif kind == "contract" and event_line(event):
+            log.mount(Static(Text(event_line(event)), classes="note"))
         elif kind == "end":
             self.cost = float(event.get("cost") or self.cost)
 
@@ -513,6 +560,7 @@ class LiveSweApp(App):
         tabs = self.query_one("#right", TabbedContent)
         if not self.query("#grade-tab"):
             tabs.add_pane(TabPane("Grade", GradeView(id="grade"), id="grade-tab"))
+            # the pane mounts later; by then the app may be quitting and the pane gone
             self.call_after_refresh(lambda: [view.show(lines) for view in self.query(GradeView)])
         else:
             self.query_one(GradeView).show(lines)

@@ -154,6 +154,8 @@ class AgentBridge:
 
     def observe(self, event: dict[str, Any]) -> None:
         self.app.post_message(AgentEvent(event))
+        if event.get("t") == "contract" and event.get("kind") in ("autonomy", "escalate"):
+            self.mode = ApprovalMode.CONFIRM  # a soft violation not restored: the person confirms each command
         if event.get("t") == "step" and self.agent is not None and self.agent.patch_fn is not None:
             try:
                 diff = self.agent.patch_fn()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from live_swe.errors import UserError
 from live_swe.infra.git import Git, GitFailed, Identity
+from live_swe.session.baseline import OWN_PREFIXES as EXCLUDED_PREFIXES
+from live_swe.session.baseline import uncommitted_changes
 
-EXCLUDED_PREFIXES = (".live-swe/",)
 SUBJECT_CHARS = 72
 
 
@@ -67,8 +68,7 @@ class WorkTree:
     # -- the user's own changes
     def user_changes(self) -> list[str]:
         """Uncommitted changes (staged, unstaged, untracked), as `git status --short` lines."""
-        out = self._git("status", "--porcelain", "--untracked-files=all")
-        return [line for line in out.splitlines() if line and not line[3:].startswith(EXCLUDED_PREFIXES)]
+        return uncommitted_changes(self.path)
 
     def stash_user_changes(self, session_id: str) -> str:
         """Put the user's changes aside (untracked files too); returns the stash commit to restore."""
