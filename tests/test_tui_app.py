@@ -380,7 +380,6 @@ async def test_resuming_with_f3_sets_the_users_own_changes_aside_and_discard_giv
         await pilot.press("s")
         await wait_for_screen(pilot, FinishScreen)
         patch = app.screen.patch
-        import json as _j
         sess = app.store.open(app.session_id)
         print("META", sess.meta.status, sess.meta.exit_message)
         for line in sess.events_path.read_text().splitlines()[-8:]:

@@ -32,14 +32,16 @@ def base_commit(env: Environment) -> str:
 def diff_command(base: str, extra_excludes: tuple[str, ...] = (), index_file: str | None = None) -> str:
     """A shell command printing the patch. The scratch index starts as a copy of the repository's
     own (so git re-reads only files whose stat changed, not every file), or from HEAD when there is
-    none or the copy is unusable. ``index_file`` keeps it between calls (a container's /tmp), so
+    none or the copy is unusable. The copy keeps the index file's time (``cp -p``): git trusts the
+    stat of entries older than the index file, so a fresh time would hide a change made in the
+    second the real index was written (same size, same mtime second). ``index_file`` keeps it between calls (a container's /tmp), so
     each later diff is cheaper."""
     excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
     idx = shlex.quote(index_file) if index_file else '"$(mktemp -u)"'
     cleanup = "" if index_file else 'rm -f "$idx"; '
     return shell_prelude() + (
         f'real="$({GIT} rev-parse --git-path index)" && idx={idx} && '
-        f'{{ [ -f "$idx" ] || cp "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" {GIT} read-tree HEAD; }} && '
+        f'{{ [ -f "$idx" ] || cp -p "$real" "$idx" 2>/dev/null || GIT_INDEX_FILE="$idx" {GIT} read-tree HEAD; }} && '
         'export GIT_INDEX_FILE="$idx" && '
         f'{{ {GIT} add -A . 2>/dev/null || {{ rm -f "$idx" && {GIT} read-tree HEAD && {GIT} add -A .; }}; }} '
         f"&& {GIT} -c core.quotepath=off diff --cached --binary --no-ext-diff --no-textconv {shlex.quote(base)} "

@@ -53,7 +53,9 @@ def _tree_index(repo: Path) -> Iterator[Git]:
         git = Git(repo, env={"GIT_INDEX_FILE": index})
         real = Path(str(Git(repo).run("rev-parse", "--absolute-git-dir")).strip()) / "index"
         if real.is_file():
-            shutil.copyfile(real, index)  # git then re-reads only the files whose stat changed
+            # with its time (copy2): git trusts the stat of entries older than the index file, so a
+            # fresh time would hide a change made in the second the real index was written
+            shutil.copy2(real, index)  # git then re-reads only the files whose stat changed
         else:
             git.run("read-tree", "HEAD")
         git.run("add", "-A", "--", ".", *_EXCLUDES, timeout=600)
