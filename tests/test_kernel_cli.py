@@ -71,7 +71,8 @@ def test_headless_without_yolo_refuses(git_repo, tmp_path):
     assert "--yolo" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_bad_inputs_give_clear_errors(git_repo, tmp_path):
+def test_bad_inputs_give_clear_errors(git_repo, tmp_path, live_swe_home, monkeypatch):
+    monkeypatch.setenv("LIVE_SWE_MODELS_DIR", str(tmp_path / "no-models"))  # no local default to fall back on
     malformed = tmp_path / "bad.yaml"
     malformed.write_text("- [unclosed\n")
     not_a_list = tmp_path / "dict.yaml"
