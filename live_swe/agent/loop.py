@@ -43,6 +43,9 @@ class RunResult:
     cost: float
     patch: str
     message: str = ""
+    model: str = ""
+    input_tokens: int = 0  # what this process's model calls used (a resumed run counts from the resume)
+    output_tokens: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +55,9 @@ class RunResult:
             "cost": self.cost,
             "patch": self.patch,
             "message": self.message,
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
         }
 
 
@@ -90,6 +96,7 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self.step = session.meta.steps
         self.cost = session.meta.cost
+        self.input_tokens = self.output_tokens = 0
         self._format_errors = 0
         self._started = time.monotonic()
         self._elapsed_before = session.meta.elapsed
@@ -229,7 +236,8 @@ class Agent:
             self.session.write_patch(patch)
         self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
         self.session.save_meta()
-        return RunResult(meta.id, status, self.step, self.cost, patch, message)
+        return RunResult(meta.id, status, self.step, self.cost, patch, message, model=meta.model,
+                         input_tokens=self.input_tokens, output_tokens=self.output_tokens)
 
     def _check_limits(self) -> None:
         limits = self.limits
@@ -257,6 +265,8 @@ class Agent:
             outgoing = [self._redacted_message(m) for m in outgoing]
         reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
         self.cost += reply.cost
+        self.input_tokens += reply.usage.prompt_tokens
+        self.output_tokens += reply.usage.completion_tokens
         if reply.note:
             self.emit({"t": "note", "step": self.step, "text": reply.note})
         self.add_message(reply.to_message())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from live_swe.agent.interfaces import Decision
-from live_swe.cli.common import terminal_safe
+from live_swe.cli.common import shown, terminal_safe
 
 
 class TerminalApprover:
@@ -33,3 +33,25 @@ class TerminalApprover:
             if answer == "r":
                 return Decision("reject", comment=self.ask("comment for the agent > ").strip())
             self.say("please answer y, e, r or a")
+
+
+THOUGHT_SHOWN = 1500  # characters of reasoning shown before a command (the rest is in the session log)
+
+
+def thought_of(content: str) -> str:
+    """The reasoning of a reply: its text before the command block (a tool call's text is all of it)."""
+    text = (content or "").split("```", 1)[0].strip()
+    if text.upper().startswith("THOUGHT:"):
+        text = text[len("THOUGHT:"):].strip()
+    return text if len(text) <= THOUGHT_SHOWN else text[:THOUGHT_SHOWN] + " …"
+
+
+def show_thought(event: dict, say: Callable[[str], None] = print) -> None:
+    """An event observer: each reply's reasoning, so the person reads why before approving."""
+    message = event.get("message") if event.get("t") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return
+    thought = thought_of(str(message.get("content") or ""))
+    if thought:
+        indented = shown(thought).replace("\n", "\n  ")
+        say(f"\nThe agent thinks:\n  {indented}")

@@ -67,7 +67,7 @@ def print_json(data: Any) -> None:
     """One JSON document on stdout, redacted (``json.dumps`` already escapes control characters)."""
     import json
 
-    print(redact(json.dumps(data)))
+    print(redact(json.dumps(data, default=str)))
 
 
 def fail_as_json(fields: Callable[[], dict[str, Any]]) -> None:

@@ -31,6 +31,25 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"live-swe {version('live-swe')}")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            print("live-swe (not installed: run `pip install -e .` in the checkout)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                               help="Print the installed version and exit.")) -> None:
+    """A software-engineering agent that evolves its own tools and scaffold while it works."""
+
+
 app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
 app.command("tui")(tui_cmd.tui)

@@ -14,11 +14,11 @@ from live_swe.cli.common import (
     fail,
     fail_as_json,
     friendly,
-    print_json,
     shown,
     shown_exact,
 )
 from live_swe.cli.confinement import check_confinement
+from live_swe.cli.output import FORMAT_HELP, RunOutput
 from live_swe.contracts.report import event_line
 from live_swe.infra.stop_signals import stop_signals_interrupt
 
@@ -53,9 +53,22 @@ def _approver(yolo: bool):
     return TerminalApprover()
 
 
-def _report(result, as_json: bool) -> None:
-    if as_json:
-        print_json(result.to_json())
+def _hooks(yolo: bool, output: RunOutput):
+    """Who approves, and who watches: with a person confirming, the agent's reasoning is shown
+    before each command it asks for."""
+    from live_swe.cli.approval import show_thought
+    from live_swe.runner import RunHooks
+
+    approver = _approver(yolo)
+    observers = output.observers()
+    if approver is not None and not output.machine:
+        observers = [show_thought, *observers]
+    return RunHooks(approver=approver, observers=observers)
+
+
+def _report(result, output: RunOutput) -> None:
+    if output.machine:
+        output.final(result.to_json())
     else:
         print(shown(f"session {result.session_id}: {result.status} after {result.steps} steps, cost ${result.cost:.4f}"
                     + (f" ({result.message})" if result.message else "")), file=sys.stderr)
@@ -84,6 +97,7 @@ def run(
     wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="Seconds."),
     command_timeout: float = typer.Option(None, "--command-timeout", help="Seconds per command."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
+    output_format: str = typer.Option(None, "--output-format", help=FORMAT_HELP),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP),
     sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP),
     repo_instructions: bool = typer.Option(True, "--repo-instructions/--no-repo-instructions",
@@ -100,12 +114,13 @@ def run(
     """Run the agent on a task in a repository."""
     from live_swe.config import load_settings
     from live_swe.models.resolve import default_model_name
-    from live_swe.runner import RunHooks, RunRequest, start_run
+    from live_swe.runner import RunRequest, start_run
     from live_swe.session.store import new_session_id
 
     session_id = continue_id or new_session_id()
-    if as_json:
-        fail_as_json(lambda: _failed_run(session_id))
+    output = RunOutput(as_json, output_format, _progress)
+    if output.machine:
+        fail_as_json(lambda: _failed_run(session_id, output))
     if bool(task) == bool(task_file):
         fail("give the task with exactly one of --task TEXT or --task-file PATH")
     if task_file:
@@ -121,7 +136,7 @@ def run(
         if given:
             fail(f"--continue goes on where session {continue_id} ran, with its model and scaffold; "
                  f"leave out {', '.join(given)}")
-        _continue(continue_id, task, yolo, as_json, network, sandbox,
+        _continue(continue_id, task, yolo, output, network, sandbox,
                   {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit})
         return
     sandbox = sandbox or "bubblewrap"
@@ -141,7 +156,7 @@ def run(
         changes = uncommitted_changes(host_repo)
         if changes:
             fail(dirty_tree_message(host_repo, changes))
-    approver = _approver(yolo)
+    hooks = _hooks(yolo, output)
     request = RunRequest(
         task=task,
         model=default_model_name(settings.model),
@@ -155,14 +170,13 @@ def run(
         sandbox=sandbox,
         network=settings.sandbox.network,
         api_base=settings.api_base,
-        repo_instructions=_instructions(host_repo, as_json) if repo_instructions else None,
+        repo_instructions=_instructions(host_repo, output.machine) if repo_instructions else None,
         contract_files=list(contract or ()) + ([Path(settings.contract)] if settings.contract else []),
         allow_dirty=allow_dirty,
     )
-    hooks = RunHooks(approver=approver, observers=[] if as_json else [_progress])
     with stop_signals_interrupt():
         result = start_run(request, hooks)
-    _report(result, as_json)
+    _report(result, output)
 
 
 def _instructions(host_repo: Path | None, quiet: bool):
@@ -175,33 +189,34 @@ def _instructions(host_repo: Path | None, quiet: bool):
     return found
 
 
-def _continue(session_id: str, task: str, yolo: bool, as_json: bool, network: bool | None, sandbox: str | None,
-              budgets: dict[str, Any]) -> None:
+def _continue(session_id: str, task: str, yolo: bool, output: RunOutput, network: bool | None,
+              sandbox: str | None, budgets: dict[str, Any]) -> None:
     """``run --continue ID``: the follow-up joins the session's conversation (resume_run does the rest)."""
     from live_swe.runner import resume_run
 
-    hooks, confinement = _resumed_hooks(session_id, yolo, as_json, network, sandbox)
-    _report(resume_run(session_id, hooks, limit_overrides=budgets, sandbox=confinement, follow_up=task), as_json)
+    hooks, confinement = _resumed_hooks(session_id, yolo, output, network, sandbox)
+    _report(resume_run(session_id, hooks, limit_overrides=budgets, sandbox=confinement, follow_up=task), output)
 
 
-def _resumed_hooks(session_id: str, yolo: bool, as_json: bool, network: bool | None, sandbox: str | None):
+def _resumed_hooks(session_id: str, yolo: bool, output: RunOutput, network: bool | None, sandbox: str | None):
     """The hooks and the confinement for going on with a session, checked against how it ran."""
-    from live_swe.runner import RunHooks
     from live_swe.session.store import SessionStore
 
     meta = SessionStore.default().open(session_id).meta
     recorded = meta.extra.get("sandbox") or {}
     confinement = {k: v for k, v in {"mode": sandbox, "network": network}.items() if v is not None}
     check_confinement(meta.env, confinement.get("mode") or recorded.get("mode", "bubblewrap"))
-    return RunHooks(approver=_approver(yolo), observers=[] if as_json else [_progress]), confinement
+    return _hooks(yolo, output), confinement
 
 
-def _failed_run(session_id: str) -> dict[str, Any]:
-    """The --json object of a run that could not start or run: its session, if one was made."""
+def _failed_run(session_id: str, output: RunOutput) -> dict[str, Any]:
+    """The JSON object of a run that could not start or run: its session, if one was made."""
     from live_swe.session.store import SessionStore
 
     made = SessionStore.default().exists(session_id)
-    return {"session_id": session_id if made else None, "steps": 0, "cost": 0.0, "patch": ""}
+    failed = {"session_id": session_id if made else None, "steps": 0, "cost": 0.0, "patch": "", "model": None,
+              "input_tokens": 0, "output_tokens": 0}
+    return {**output.fields(failed), "is_error": True}
 
 
 def _host_repository(repo: Path | None, env: str, repo_dir: str) -> Path | None:
@@ -231,17 +246,19 @@ def resume(
     step_limit: int = typer.Option(None, "--step-limit", min=1, help="A new step budget (total, not additional)."),
     cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="A new cost budget in USD (total)."),
     wall_time_limit: float = typer.Option(None, "--wall-time-limit", help="A new wall-time budget in seconds (total)."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
+    output_format: str = typer.Option(None, "--output-format", help=FORMAT_HELP),
     network: bool = typer.Option(None, "--network/--no-network", help=NETWORK_HELP + " Default: as the session ran."),
     sandbox: str = typer.Option(None, "--sandbox", help=SANDBOX_HELP + " Default: as the session ran."),
 ) -> None:
     """Continue a session from where it stopped, with its evolved scaffold (and, given, new budgets)."""
     from live_swe.runner import resume_run
 
-    if as_json:
-        fail_as_json(lambda: _failed_run(session_id))
-    hooks, confinement = _resumed_hooks(session_id, yolo, as_json, network, sandbox)
+    output = RunOutput(as_json, output_format, _progress)
+    if output.machine:
+        fail_as_json(lambda: _failed_run(session_id, output))
+    hooks, confinement = _resumed_hooks(session_id, yolo, output, network, sandbox)
     overrides = {"step_limit": step_limit, "cost_limit": cost_limit, "wall_time_limit": wall_time_limit}
     with stop_signals_interrupt():
         result = resume_run(session_id, hooks, limit_overrides=overrides, sandbox=confinement)
-    _report(result, as_json)
+    _report(result, output)

@@ -35,7 +35,7 @@ def tui(
     try:
         import textual  # noqa: F401
     except ImportError:
-        fail("the terminal UI needs textual: pip install 'live-swe[tui]'")
+        fail("the terminal UI needs textual, a dependency of live-swe: pip install textual")
     from live_swe.config import load_settings
     from live_swe.models.resolve import default_model_name
     from live_swe.tui.app import LiveSweApp, run_app
