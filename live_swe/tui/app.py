@@ -41,6 +41,16 @@ from live_swe.tui.bridge import (
     answer,
 )
 from live_swe.tui.screens import ApprovalScreen, DirtyTreeScreen, FinishScreen, PauseScreen, SessionPicker
+from live_swe.tui.slash import (
+    COMMANDS,
+    SlashCommand,
+    attach_mentions,
+    complete,
+    completions,
+    help_text,
+    mention_at,
+    parse_command,
+)
 from live_swe.tui.widgets import (
     DiffView,
     EvolutionPanel,
@@ -67,6 +77,9 @@ StepLog { height: 1fr; padding: 0 1; }
 """
 
 
+_SLASH_ACTIONS = {"resume": "resume_picker", "undo": "undo_commit", "new": "new_task"}
+
+
 class LiveSweApp(App):
     TITLE = "live-swe"
     CSS = CSS
@@ -84,6 +97,7 @@ class LiveSweApp(App):
         Binding("f5", "next_tab", "Diff/Evolution"),
         Binding("f8", "toggle_model_view", "Model view"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("tab", "complete_mention", "Complete @path", show=False, priority=True),
     ]
 
     def __init__(
@@ -140,6 +154,7 @@ class LiveSweApp(App):
         self._quitting = False
         self.model_view = False  # step cards show what the model was sent instead of the output
         self._keys_state: tuple = ()
+        self._repo_files: list[str] | None = None  # for @ mentions, listed once
 
     # -- layout
     def compose(self) -> ComposeResult:
@@ -205,6 +220,12 @@ class LiveSweApp(App):
         if not task:
             self.notify("Type a task first.", severity="warning")
             return
+        command = parse_command(task)
+        if command is not None:
+            self.query_one("#task", TextArea).load_text("")
+            self._slash(command)
+            return
+        task = attach_mentions(task, set(self._files()))
         if self.conversation_open:
             self._follow_up(task)  # the tree holds the conversation's own work, not the person's changes
             return
@@ -508,8 +529,80 @@ class LiveSweApp(App):
             "finish": self.state == "finished" and self.result is not None,
             "undo_commit": self.kept is not None and not busy,
             "new_task": self.conversation_open,
+            "complete_mention": self._mention() is not None,
         }.get(action, True)
         return bool(available)
+
+    # -- the task box: slash commands and @ mentions
+    def _slash(self, command: SlashCommand) -> None:
+        name, argument = command.name, command.argument
+        if name == "help":
+            self.notify(help_text(), title="Commands", timeout=20)
+        elif name == "model":
+            if argument:
+                self.model_name = argument
+                self.refresh_status()
+            self.notify(f"Model: {self.model_name}" + (" (from the next new session)" if self.conversation_open else ""))
+        elif name == "mode":
+            try:
+                self.set_approval_mode(argument)
+            except ValueError:
+                self.notify(f"Unknown mode {argument!r}: use {COMMANDS['mode'][0][6:]}", severity="warning")
+                return
+            self.notify(f"Approval mode: {self.bridge.mode.value}")
+        elif name in ("resume", "undo", "new") and self.check_action(_SLASH_ACTIONS[name], ()):
+            getattr(self, f"action_{_SLASH_ACTIONS[name]}")()
+        elif name == "grade" and self.state == "finished" and self.session_id:
+            self.show_grade()
+            self.call_after_refresh(self._show_grade_tab)
+        elif name in COMMANDS:
+            self.notify(f"/{name} is not available now.", severity="warning")
+        else:
+            self.notify(f"Unknown command /{name}.\n{help_text()}", severity="warning", timeout=20)
+
+    def _show_grade_tab(self) -> None:
+        if self.query("#grade-tab"):
+            self.query_one("#right", TabbedContent).active = "grade-tab"
+
+    def _files(self) -> list[str]:
+        if self._repo_files is None:
+            try:
+                self._repo_files = self._worktree().files()
+            except UserError:
+                self._repo_files = []
+        return self._repo_files
+
+    def _mention(self) -> tuple[TextArea, int, int, str] | None:
+        """The ``@prefix`` being typed in the task box: (box, row, column where it starts, prefix)."""
+        box = self.query_one("#task", TextArea)
+        if self.focused is not box or box.disabled:
+            return None
+        row, column = box.cursor_location
+        found = mention_at(box.document.get_line(row), column)
+        return (box, row, found[0], found[1]) if found else None
+
+    def action_complete_mention(self) -> None:
+        mention = self._mention()
+        if mention is None:
+            return
+        box, row, start, prefix = mention
+        completed = complete(prefix, self._files())
+        if completed != prefix:
+            box.replace(completed, (row, start), (row, start + len(prefix)))
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area.id != "task":
+            return
+        mention = self._mention()
+        hint = self.query_one("#hint", Static)
+        if mention is not None:
+            found = completions(mention[3], self._files())
+            hint.update(f"@ {', '.join(found)}{' …' if len(found) == 8 else ''} (Tab completes)" if found
+                        else "@ no file of the repository starts so")
+        elif event.text_area.text.startswith("/"):
+            hint.update("Commands: " + " ".join(usage.split()[0] for usage, _ in COMMANDS.values()) + " (Ctrl+R)")
+        else:
+            self._show_hint()
 
     def action_pause(self) -> None:
         self.bridge.request_pause()
@@ -528,6 +621,7 @@ class LiveSweApp(App):
             return
         self._elapsed = self.elapsed
         self.state = "finished"
+        self._repo_files = None  # the run may have added files: listed again for the next mention
         self.query_one("#task", TextArea).disabled = False
         if event.state == WorkerState.SUCCESS:
             self.result = event.worker.result

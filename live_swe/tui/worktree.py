@@ -65,6 +65,11 @@ class WorkTree:
         except GitFailed:
             return None
 
+    def files(self) -> list[str]:
+        """The repository's files (tracked, and untracked ones not ignored), for ``@`` mentions."""
+        listed = self._git("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        return sorted({name for name in listed.split("\0") if name})
+
     # -- the user's own changes
     def user_changes(self) -> list[str]:
         """Uncommitted changes (staged, unstaged, untracked), as `git status --short` lines."""
