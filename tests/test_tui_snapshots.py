@@ -73,6 +73,8 @@ def test_snapshot_steps_and_evolution_panel(snap_compare, fixed_repo):
         await pilot.press("escape")  # decide later
         app.query_one("#right").active = "evolution-tab"
         app.clear_notifications()
+        await pilot.wait_for_scheduled_animations()
+        app.query_one("#steps").scroll_end(animate=False)  # where an animated scroll would stop, at once
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
