@@ -114,3 +114,19 @@ def test_the_tui_shows_the_instructions_the_agent_got(git_repo):
 
     asyncio.run(drive())
     assert "Run the tests with `python -m pytest`." in factory.models[0].seen[0][1]["content"]
+
+
+def test_without_instructions_the_first_prompt_is_as_it_was(tmp_path):
+    """No instructions, no trace of them: the embedded models are sensitive to a single blank line
+    (an extra one turned the demo's fix from `total += price` into `total = price + price`)."""
+    from live_swe.resources import resource_path
+    from live_swe.scaffolding.render import render
+
+    template = resource_path("prompts", "instance.j2").read_text()
+    for repo_map in ("shop/cart.py:\n    4│def total(prices):", ""):
+        shown = render(template, {"repo_dir": "/r", "task": "Fix it", "repo_map": repo_map, "repo_instructions": ""})
+        assert "\n\n\n" not in shown and "instructions" not in shown, shown
+        assert shown.endswith("\n\nWork step by step: find the relevant code, reproduce the problem if there is one, "
+                              "make the change, verify it, then submit.")
+    shown = render(template, {"repo_dir": "/r", "task": "Fix it", "repo_map": "", "repo_instructions": "Use tabs."})
+    assert "<repo_instructions>\nUse tabs.\n</repo_instructions>\n\nWork step by step" in shown
