@@ -281,7 +281,8 @@ class Agent:
             return
         if self.contracts is not None:
             limits = self.limits  # a reply can spend past a budget: its command then does not run
-            spent = bool(limits.cost_limit and self.cost > limits.cost_limit) or self.elapsed > limits.wall_time_limit
+            spent = bool(limits.cost_limit and round(self.cost, 9) > limits.cost_limit) or \
+                self.elapsed > limits.wall_time_limit  # rounded: $0.1 + $0.2 reaches a $0.30 budget, not past it
             verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
                                             budget_exceeded=spent)
             if verdict.refusal:

@@ -675,7 +675,9 @@ def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchS
         while queue and len(pending) < workers:
             job = queue[0]
             if total_cost_limit is not None and not job.missing:
-                left = total_cost_limit - summary.spent_before - summary.cost
+                # rounded: float sums leave 2e-16 of dust ($2 - $1.20 = $0.7999…), which would make a
+                # reply costing exactly what is left count as spending past it
+                left = round(total_cost_limit - summary.spent_before - summary.cost, 9)
                 if left <= 0:
                     summary.not_started = len(queue)
                     summary.stopped = (f"the total cost limit of ${total_cost_limit:.2f} is spent "
