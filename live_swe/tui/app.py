@@ -187,12 +187,14 @@ class LiveSweApp(App):
         return self._elapsed
 
     def refresh_status(self) -> None:
+        if not self.query(StatusLine):  # the app is closing (its widgets are gone), or not mounted yet
+            return
         keys_state = (self.state, self.result is None, self.kept is None, self.bridge.pause_requested.is_set())
         if keys_state != self._keys_state:  # what the footer offers depends on these
             self._keys_state = keys_state
             self.refresh_bindings()
         model = self.bridge.model
-        self.query_one(StatusLine).show(
+        self.query(StatusLine).first().show(
             model=self.model_name, step=self.step, tokens=model.tokens if model else 0, cost=self.cost,
             elapsed=self.elapsed, mode=self.bridge.mode.value, session=self.session_id, state=self.state,
             network=self.network_state,
