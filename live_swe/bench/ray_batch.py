@@ -96,8 +96,7 @@ class RayBatch(_Batch):
             return _record(job, self.model, status="interrupted", reason="the batch was interrupted"), ""
         self._settings["engine_wait"] = self.engine.watch.wait_s
         session_id = self._reserve(job.instance)
-        ref = self._task.remote(job, session_id, self._settings, self._scaffold_tree, self._contracts,
-                                self.model_factory)
+        ref = self._task.remote(*self._task_arguments(job, session_id))
         outcome, failure = self._wait(ref)
         place = self.store.root / session_id
         if outcome is None:
@@ -108,6 +107,10 @@ class RayBatch(_Batch):
         unpack(outcome["session"], place)
         _remove_if_empty(place)
         return outcome["record"], outcome["patch"]
+
+    def _task_arguments(self, job: InstanceJob, session_id: str) -> tuple:
+        """What the task is sent (no keys: those travel in its runtime environment)."""
+        return job, session_id, self._settings, self._scaffold_tree, self._contracts, self.model_factory
 
     def _wait(self, ref) -> tuple[dict[str, Any] | None, str | None]:
         """The task's outcome, or why there is none (None: the batch was stopped)."""

@@ -1,0 +1,400 @@
+"""``--executor ray`` on a real Ray cluster on loopback: a head (127.0.0.1, no Docker work) and two
+worker nodes (127.0.0.2, 127.0.0.3) that offer one `docker` unit each, all on this machine's Docker
+engine. The local suite through ``bench run`` / ``bench eval`` gives what the thread pool gives; a
+killed driver resumes; a worker node killed mid-run loses nothing. The nodes are started here with
+``ray start --block`` in process groups of their own and stopped by their own PIDs (never ``ray stop``).
+The only stand-in is the language model (scripted replies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SUBMIT, bash_reply, labelled_containers, write_script
+from test_bench_eval import FIXES
+from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
+
+from live_swe.bench.batch import BATCH_FILE, BATCH_LABEL
+from live_swe.bench.preds import read_jsonl, read_preds
+
+ray = pytest.importorskip("ray")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RAY = Path(sys.executable).parent / "ray"
+INSTANCES = sorted(FIXES)  # configlite-31 (a wrong fix), datespan-58, textkit-101
+FIX_ALL = "; ".join(f"{{ [ -f {cmd.split()[-1]} ] && {cmd}; }}" for cmd in FIXES.values()) + "; true"
+SLEEPING = "livebench__configlite-31"  # the instance a script can keep busy: `sleep` where configlite is
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _ports(count: int) -> int:
+    """The first of ``count`` consecutive free ports above Ray's default worker-port range."""
+    while True:
+        first = 20000 + _free_port() % 30000
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Node:
+    """One ``ray start --block`` process (in its own process group) and what it started."""
+
+    def __init__(self, name: str, args: list[str], log: Path):
+        self.name = name
+        self.log = log
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        self.process = subprocess.Popen([str(RAY), "start", "--block", *args], stdin=subprocess.DEVNULL,
+                                        stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+
+    def raylet(self) -> int:
+        (pid,) = [p for p in _descendants(self.process.pid) if "/raylet/raylet " in _cmdline(p)]
+        return pid
+
+    def node_id(self) -> str:
+        for part in _cmdline(self.raylet()).split():
+            if part.startswith(("--node_id=", "--node-id=")):
+                return part.split("=", 1)[1]
+        raise AssertionError("the raylet's command line names no node id")
+
+    def stop(self) -> None:
+        """Every process this node started, then the node's own, by their PIDs."""
+        pids = _descendants(self.process.pid)
+        for pid in [self.process.pid, *pids]:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in pids):
+            time.sleep(0.2)
+        for pid in [self.process.pid, *pids]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait(timeout=30)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def _wait_for(predicate, timeout: float, interval: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()
+
+
+@pytest.fixture(scope="module")
+def cluster(local_suite_images, tmp_path_factory):  # noqa: F811 - the imported fixture
+    """A head and two Docker worker nodes on loopback; yields the head's address."""
+    root = tmp_path_factory.mktemp("ray")
+    temp_dir = Path("/tmp") / f"live-swe-ray-{os.getpid()}"  # Ray's socket paths must stay short
+    port = _ports(1)
+    address = f"127.0.0.1:{port}"
+    common = ["--num-cpus=1", "--object-store-memory=100000000", "--disable-usage-stats"]
+    nodes = []
+
+    def start(name: str, args: list[str]) -> Node:
+        base = _ports(60)  # the node's agent and worker ports, apart from every other node's
+        node = Node(name, [*args, *common, f"--dashboard-agent-listen-port={base}",
+                           f"--min-worker-port={base + 10}", f"--max-worker-port={base + 59}"], root / f"{name}.log")
+        nodes.append(node)
+        return node
+
+    try:
+        start("head", ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--resources={\"docker\": 0}",
+                       "--include-dashboard=false", f"--temp-dir={temp_dir}"])
+        for n, name in enumerate(("a", "b"), start=2):
+            time.sleep(1)
+            start(name, [f"--address={address}", f"--node-ip-address=127.0.0.{n}", "--resources={\"docker\": 1}"])
+        if not _wait_for(lambda: _docker_units(address) == 2, timeout=120, interval=2):
+            pytest.fail("the Ray cluster did not come up: " + " | ".join(n.log.read_text()[-500:] for n in nodes))
+        yield {"address": address, "nodes": {n.name: n for n in nodes}}
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        for node in reversed(nodes):
+            node.stop()
+
+
+def _docker_units(address: str) -> int:
+    probe = (f"import ray; ray.init(address={address!r}, _node_ip_address='127.0.0.1', logging_level='ERROR'); "
+             "print(int(ray.cluster_resources().get('docker', 0)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    try:
+        return int(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return 0
+
+
+def bench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+
+
+def _script(path: Path, *commands: str) -> Path:
+    return write_script(path, [bash_reply(command) for command in commands] + [SUBMIT])
+
+
+def _run_args(script: Path, out: Path, *extra: str) -> list[str]:
+    return ["run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--instances", ",".join(INSTANCES),
+            "--no-progress", *extra]
+
+
+# -- bench run and bench eval: the same as the thread pool -------------------------------------------
+
+
+@pytest.mark.docker
+def test_ray_runs_and_grades_the_local_suite_as_the_thread_pool_does(cluster, tmp_path):
+    script = _script(tmp_path / "fix.yaml", FIX_ALL)
+    threads, on_ray = tmp_path / "threads", tmp_path / "ray"
+    done = bench(*_run_args(script, threads, "--workers", "2"))
+    assert done.returncode == 0, done.stderr
+    done = bench(*_run_args(script, on_ray, "--executor", "ray", "--ray-address", cluster["address"]))
+    assert done.returncode == 0, done.stderr
+    assert "tasks per node: " in done.stdout
+
+    # The same predictions, in the same formats, written once each by the driver.
+    mine, theirs = read_preds(on_ray / "preds.jsonl"), read_preds(threads / "preds.jsonl")
+    assert sorted(mine) == sorted(theirs) == INSTANCES
+    assert len(read_jsonl(on_ray / "preds.jsonl")) == 3
+    for instance_id in INSTANCES:
+        assert mine[instance_id]["model_patch"] == theirs[instance_id]["model_patch"] != ""
+        assert set(mine[instance_id]) == set(theirs[instance_id])
+    records = read_jsonl(on_ray / "results.jsonl")
+    assert sorted(r["instance_id"] for r in records) == INSTANCES
+    ids = {cluster["nodes"][name].node_id() for name in ("a", "b")}
+    assert {r["node"] for r in records} <= ids and all(r["status"] == "submitted" for r in records)
+    # Sessions written on the nodes are in the driver's folder, whole.
+    for record in records:
+        session = on_ray / "sessions" / record["session"]
+        meta = json.loads((session / "meta.json").read_text())
+        assert meta["status"] == "submitted" and (session / "scaffold.git").is_dir()
+        assert (session / "patch.diff").read_text() == mine[record["instance_id"]]["model_patch"]
+        assert any(json.loads(line).get("t") == "end" for line in (session / "events.jsonl").read_text().splitlines())
+
+    # Rerunning resumes: everything finished is skipped, nothing is written again.
+    again = bench(*_run_args(script, on_ray, "--executor", "ray", "--ray-address", cluster["address"], "--json"))
+    assert again.returncode == 0, again.stderr
+    assert (json.loads(again.stdout)["skipped"], json.loads(again.stdout)["done"]) == (3, 0)
+    assert len(read_jsonl(on_ray / "preds.jsonl")) == 3
+
+    graded = {}
+    for name, out, extra in (("threads", threads, ()), ("ray", on_ray, ("--executor", "ray", "--ray-address",
+                                                                        cluster["address"]))):
+        done = bench("eval", str(out), "--json", "--run-id", "cmp", *extra)
+        assert done.returncode == 0, done.stderr
+        graded[name] = json.loads(done.stdout)
+    assert graded["ray"] == graded["threads"]
+    assert graded["ray"]["resolved_ids"] == ["livebench__datespan-58", "livebench__textkit-101"]
+    report = json.loads((on_ray / "report.json").read_text())
+    unresolved = report["instances"]["livebench__configlite-31"]
+    assert unresolved["status"] == "unresolved" and "test_false_bool" in unresolved["detail"]
+    assert Path(unresolved["log_dir"]).is_relative_to(on_ray) and Path(unresolved["log_dir"], "report.json").is_file()
+    official = json.loads(Path(report["harness_report"]).read_text())
+    assert Path(report["harness_report"]).parent == on_ray
+    assert (official["total_instances"], sorted(official["resolved_ids"])) == (3, graded["ray"]["resolved_ids"])
+
+
+# -- faults ------------------------------------------------------------------------------------------
+
+
+def _sleeping_container(docker_client, out: Path) -> bool:
+    try:
+        batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
+    except (OSError, ValueError, KeyError):
+        return False
+    for container in labelled_containers(docker_client, f"{BATCH_LABEL}={batch_id}"):
+        try:
+            processes = docker_client.api.top(container["Id"]).get("Processes") or []
+        except Exception:  # noqa: BLE001 - gone meanwhile
+            continue
+        if any("sleep 300" in " ".join(map(str, row)) for row in processes):
+            return True
+    return False
+
+
+@pytest.mark.docker
+def test_a_killed_driver_resumes_and_nothing_is_recorded_twice(cluster, tmp_path, docker_client):
+    script = _script(tmp_path / "fix.yaml", FIX_ALL, "[ -f configlite/values.py ] && sleep 300; true")
+    out = tmp_path / "run"
+    args = _run_args(script, out, "--executor", "ray", "--ray-address", cluster["address"])
+    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert _wait_for(lambda: len(read_preds(out / "preds.jsonl")) == 2 and _sleeping_container(docker_client, out),
+                         timeout=180), "the batch never got to the sleeping instance"
+        driver.kill()
+        driver.wait(timeout=30)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert sorted(read_preds(out / "preds.jsonl")) == [i for i in INSTANCES if i != SLEEPING]
+    # The killed driver's task goes with it, and its container with the task.
+    assert _wait_for(lambda: not _sleeping_container(docker_client, out), timeout=60)
+
+    _script(script, FIX_ALL)  # the same command again; this time the instance does not sleep
+    done = bench(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["skipped"], summary["done"], summary["failed"]) == (2, 1, 0)
+    preds = read_jsonl(out / "preds.jsonl")
+    assert sorted(p["instance_id"] for p in preds) == INSTANCES  # each once
+    finished = [r["instance_id"] for r in read_jsonl(out / "results.jsonl") if r["finished"]]
+    assert sorted(finished) == INSTANCES
+    # Only whole sessions in the driver's folder: none reserved for an attempt that never came back.
+    sessions = sorted(p.name for p in (out / "sessions").iterdir())
+    assert sessions == INSTANCES and all((out / "sessions" / s / "meta.json").is_file() for s in sessions)
+
+
+@pytest.mark.docker
+def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path, docker_client):
+    """Node a's raylet is SIGKILLed while each node runs one instance: node a's instance runs again
+    on node b, and each instance is recorded once. (Last: the cluster keeps one Docker node.)"""
+    two = [i for i in INSTANCES if i != SLEEPING]
+    script = _script(tmp_path / "slow.yaml", FIX_ALL, "sleep 12")
+    out = tmp_path / "run"
+    args = ["run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--instances", ",".join(two),
+            "--no-progress", "--json", "--executor", "ray", "--ray-address", cluster["address"]]
+    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    node_a, node_b = cluster["nodes"]["a"], cluster["nodes"]["b"]
+    lost, kept = node_a.node_id(), node_b.node_id()
+
+    def both_sleeping() -> bool:
+        try:
+            batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
+        except (OSError, ValueError, KeyError):
+            return False
+        running = 0
+        for container in labelled_containers(docker_client, f"{BATCH_LABEL}={batch_id}"):
+            try:
+                rows = docker_client.api.top(container["Id"]).get("Processes") or []
+            except Exception:  # noqa: BLE001 - gone meanwhile
+                continue
+            running += any("sleep 12" in " ".join(map(str, row)) for row in rows)
+        return running == 2
+
+    try:
+        assert _wait_for(both_sleeping, timeout=180), "the two instances never ran at once"
+        os.kill(node_a.raylet(), signal.SIGKILL)
+        stdout, stderr = driver.communicate(timeout=240)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, stderr
+    summary = json.loads(stdout)
+    assert (summary["done"], summary["failed"]) == (2, 0)
+    assert sorted(p["instance_id"] for p in read_jsonl(out / "preds.jsonl")) == two  # each once
+    records = read_jsonl(out / "results.jsonl")
+    assert sorted(r["instance_id"] for r in records) == two  # one record each: the lost attempt is not one
+    assert {r["node"] for r in records} == {kept} != {lost}  # the lost node's instance ran again on b
+    assert all(r["status"] == "submitted" for r in records)
+
+
+# -- keys and installation ------------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_provider_keys_reach_the_node_through_the_runtime_env_never_as_task_arguments(cluster, tmp_path,
+                                                                                      monkeypatch):
+    import cloudpickle
+
+    from live_swe.bench import ray_batch
+    from live_swe.bench.batch import run_batch
+    from live_swe.models.base import Reply
+    from live_swe.models.scripted import ScriptedModel
+
+    key = "sk-live-swe-test-" + "7" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    sent: list[bytes] = []
+    arguments = ray_batch.RayBatch._task_arguments
+
+    def spy(self, job, session_id):
+        made = arguments(self, job, session_id)
+        sent.append(cloudpickle.dumps(made))
+        return made
+
+    monkeypatch.setattr(ray_batch.RayBatch, "_task_arguments", spy)
+
+    def factory(name, instance):  # runs on the node: says whether the key is in its environment there
+        import os as node_os
+
+        seen = "key-on-the-node" if node_os.environ.get("OPENAI_API_KEY", "").startswith("sk-live-swe-test-") else "no-key"
+        return ScriptedModel([Reply(f"THOUGHT: {seen}.\n\n```bash\necho {seen}\n```"), Reply(SUBMIT)], name=name)
+
+    out = tmp_path / "run"
+    summary = run_batch(SUITE, model="scripted-key", out=out, instances=["livebench__textkit-101"],
+                        model_factory=factory, show_progress=False, executor="ray", ray_address=cluster["address"])
+    assert (summary.done, summary.failed) == (1, 0), summary.records
+    assert len(sent) == 1 and key.encode() not in sent[0] and b"sk-live-swe-test" not in sent[0]
+    events = (out / "sessions" / "livebench__textkit-101" / "events.jsonl").read_text()
+    assert "key-on-the-node" in events and "no-key" not in events
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+
+
+def test_without_ray_the_executor_says_how_to_install_it(tmp_path):
+    block = ("import sys; sys.modules['ray'] = None; sys.argv = ['live-swe'] + sys.argv[1:]; "
+             "from live_swe.cli.main import main; main()")
+    done = subprocess.run([sys.executable, "-c", block, "bench", "run", SUITE, "--model", "scripted:x.yaml", "--out",
+                           str(tmp_path / "out"), "--executor", "ray"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'live-swe[ray]'" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
