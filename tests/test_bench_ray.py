@@ -90,6 +90,15 @@ class Node:
                                         stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
 
+    def wait_started(self, timeout: float = 120) -> None:
+        def up() -> bool:
+            if self.process.poll() is not None:
+                pytest.fail(f"ray start ({self.name}) ended: {self.log.read_text()[-1500:]}")
+            return "Ray runtime started" in self.log.read_text()
+
+        if not _wait_for(up, timeout=timeout, interval=0.5):
+            pytest.fail(f"ray start ({self.name}) did not start in {timeout} s: {self.log.read_text()[-1500:]}")
+
     def raylet(self) -> int:
         (pid,) = [p for p in _descendants(self.process.pid) if "/raylet/raylet " in _cmdline(p)]
         return pid
@@ -156,10 +165,10 @@ def cluster(local_suite_images, tmp_path_factory):  # noqa: F811 - the imported 
 
     try:
         start("head", ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--resources={\"docker\": 0}",
-                       "--include-dashboard=false", f"--temp-dir={temp_dir}"])
-        for n, name in enumerate(("a", "b"), start=2):
-            time.sleep(1)
-            start(name, [f"--address={address}", f"--node-ip-address=127.0.0.{n}", "--resources={\"docker\": 1}"])
+                       "--include-dashboard=false", f"--temp-dir={temp_dir}"]).wait_started()
+        for n, name in enumerate(("a", "b"), start=2):  # one at a time: two nodes starting at once time out here
+            start(name, [f"--address={address}", f"--node-ip-address=127.0.0.{n}",
+                         "--resources={\"docker\": 1}"]).wait_started()
         if not _wait_for(lambda: _docker_units(address) == 2, timeout=120, interval=2):
             pytest.fail("the Ray cluster did not come up: " + " | ".join(n.log.read_text()[-500:] for n in nodes))
         yield {"address": address, "nodes": {n.name: n for n in nodes}}

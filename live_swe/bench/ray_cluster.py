@@ -50,6 +50,7 @@ def connect(address: str | None = None):
         host = target.rsplit(":", 1)[0]
         if host.startswith("127."):  # a cluster on loopback: the driver is on the head's address
             kwargs["_node_ip_address"] = host
+        _cluster_messages_to_stderr()
         try:
             ray.init(address=target, namespace="live-swe", log_to_driver=False, logging_level="ERROR",
                      configure_logging=False, **kwargs)
@@ -62,6 +63,22 @@ def connect(address: str | None = None):
                         "could run: start the nodes that have a Docker engine with "
                         "`ray start ... --resources='{\"docker\": N}'` (N: instances run at once on that node)")
     return ray
+
+
+def _cluster_messages_to_stderr() -> None:
+    """Ray prints the cluster's error messages (a node lost, ...) on the driver's stdout, which is
+    reserved for the result (``--json``): they go to stderr."""
+    from ray._private import worker
+
+    printing = worker.print_to_stdstream
+    if getattr(printing, "live_swe_stderr", False):
+        return
+
+    def to_stderr(data, ignore_prefix: bool) -> None:
+        printing({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.live_swe_stderr = True
+    worker.print_to_stdstream = to_stderr
 
 
 def docker_capacity(ray) -> int:
