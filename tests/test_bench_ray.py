@@ -311,6 +311,30 @@ def test_a_killed_driver_resumes_and_nothing_is_recorded_twice(cluster, tmp_path
 
 
 @pytest.mark.docker
+def test_ctrl_c_cancels_the_tasks_and_leaves_no_container(cluster, tmp_path, docker_client):
+    script = _script(tmp_path / "fix.yaml", FIX_ALL, "[ -f configlite/values.py ] && sleep 300; true")
+    out = tmp_path / "run"
+    args = _run_args(script, out, "--executor", "ray", "--ray-address", cluster["address"])
+    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: len(read_preds(out / "preds.jsonl")) == 2 and _sleeping_container(docker_client, out),
+                         timeout=180), "the batch never got to the sleeping instance"
+        driver.send_signal(signal.SIGINT)
+        _, stderr = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    batch_id = json.loads((out / BATCH_FILE).read_text())["batch_id"]
+    assert labelled_containers(docker_client, f"{BATCH_LABEL}={batch_id}") == []
+    (stopped,) = [r for r in read_jsonl(out / "results.jsonl") if r["instance_id"] == SLEEPING]
+    assert stopped["status"] == "interrupted" and not stopped["finished"]
+    assert sorted(read_preds(out / "preds.jsonl")) == [i for i in INSTANCES if i != SLEEPING]
+
+
+@pytest.mark.docker
 def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path, docker_client):
     """Node a's raylet is SIGKILLed while each node runs one instance: node a's instance runs again
     on node b, and each instance is recorded once. (Last: the cluster keeps one Docker node.)"""
