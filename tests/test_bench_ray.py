@@ -85,7 +85,7 @@ class Node:
     def __init__(self, name: str, args: list[str], log: Path):
         self.name = name
         self.log = log
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "LIVE_SWE_HOME": str(log.parent / f"{name}-home")}
         self.process = subprocess.Popen([*RAY, "start", "--block", *args], stdin=subprocess.DEVNULL,
                                         stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
@@ -257,6 +257,46 @@ def test_ray_runs_and_grades_the_local_suite_as_the_thread_pool_does(cluster, tm
     official = json.loads(Path(report["harness_report"]).read_text())
     assert Path(report["harness_report"]).parent == on_ray
     assert (official["total_instances"], sorted(official["resolved_ids"])) == (3, graded["ray"]["resolved_ids"])
+
+
+# -- evolve and validate ---------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+def test_one_evolve_generation_and_a_validation_run_on_the_cluster(cluster, tmp_path):
+    from test_godel_evolve import MARKER
+    from typer.testing import CliRunner
+
+    from live_swe.cli.main import app
+
+    runner = CliRunner()
+    solver = _script(tmp_path / "solver.yaml", "git status --short")
+    improver = write_script(tmp_path / "improver.yaml", [
+        bash_reply(f"printf '\\n{MARKER}: be careful.\\n' >> prompts/system.j2", "Add a note."), SUBMIT])
+    on_ray = ["--executor", "ray", "--ray-address", cluster["address"]]
+    evolve = runner.invoke(app, [
+        "evolve", "--suite", SUITE, "--model", f"scripted:{solver}", "--improver-model", f"scripted:{improver}",
+        "-g", "1", "-k", "1", "--instances", ",".join(INSTANCES), "--report-fraction", "0.34", "--stages", "1,2",
+        "--thresholds", "0,0", "--json", *on_ray])
+    assert evolve.exit_code == 0, evolve.output
+    state = json.loads(evolve.stdout)
+    assert state["status"] == "done" and state["children"]["g1c0"]["status"] == "accepted"
+    node = state["children"]["g1c0"]["node"]
+    validated = runner.invoke(app, [
+        "validate", "--scaffold", f"archive:{node}", "--against", f"archive:{state['root']}", "--suite", SUITE,
+        "--model", f"scripted:{solver}", "--instances", ",".join(state["report_split"]), "--json", *on_ray])
+    assert validated.exit_code == 0, validated.output
+    report = json.loads(validated.stdout)
+    assert (report["n"], report["wins"], report["losses"]) == (len(state["report_split"]), 0, 0)
+
+    # Every agent run of the generation and of the validation was a task on a Docker node, graded there.
+    ids = {cluster["nodes"][name].node_id() for name in ("a", "b")}
+    folders = [p.parent for p in Path(os.environ["LIVE_SWE_HOME"]).rglob("results.jsonl")]
+    assert len(folders) >= 4  # the root, the child's two stages, and the two scaffolds validated
+    for folder in folders:
+        records = read_jsonl(folder / "results.jsonl")
+        assert records and all(r["node"] in ids and r["status"] == "submitted" for r in records), folder
+        assert json.loads((folder / "report.json").read_text())["total"] == len(records)
 
 
 # -- faults ------------------------------------------------------------------------------------------
