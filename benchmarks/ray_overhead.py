@@ -23,15 +23,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))  # the loopback cluster the tests use too
+from ray_nodes import RayNode, start_cluster  # noqa: E402
 
 SUITE = "local:local"
 SCRIPT = [
@@ -46,67 +47,6 @@ def model_factory(name, instance):  # sent to the nodes by value (it lives in __
     from live_swe.models.scripted import ScriptedModel
 
     return ScriptedModel([Reply(text) for text in SCRIPT], name=name)
-
-
-# -- a cluster on loopback --------------------------------------------------------------------------
-
-
-def _free_base(count: int) -> int:
-    while True:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            first = 20000 + sock.getsockname()[1] % 30000
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-
-
-def _start_node(args: list[str], log: Path) -> subprocess.Popen:
-    base = _free_base(60)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ray.scripts.scripts", "start", "--block", *args, "--num-cpus=1",
-         "--object-store-memory=100000000", "--disable-usage-stats", f"--dashboard-agent-listen-port={base}",
-         f"--min-worker-port={base + 10}", f"--max-worker-port={base + 59}"],
-        stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
-    deadline = time.monotonic() + 120
-    while "Ray runtime started" not in log.read_text():
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"ray start failed: {log.read_text()[-1500:]}")
-        time.sleep(0.5)
-    return process
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                children.setdefault(int(handle.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found += [child]
-            todo.append(child)
-    return found
-
-
-def _stop_node(process: subprocess.Popen) -> None:
-    pids = [process.pid, *_descendants(process.pid)]
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        time.sleep(3 if sig == signal.SIGTERM else 0)
-    process.wait(timeout=30)
 
 
 # -- measuring --------------------------------------------------------------------------------------
@@ -161,20 +101,14 @@ def main() -> None:
     from live_swe.bench.suites import load_suite
 
     ids = [i.instance_id for i in load_suite(SUITE).instances if i.suite_kind != "pro"][: args.instances]
-    nodes: list[subprocess.Popen] = []
+    nodes: list[RayNode] = []
     with tempfile.TemporaryDirectory(prefix="live-swe-ray-overhead-") as tmp:
         root = Path(tmp)
         os.environ.setdefault("LIVE_SWE_HOME", str(root / "home"))
         address = args.ray_address
         try:
             if not address:
-                port = _free_base(1)
-                address = f"127.0.0.1:{port}"
-                nodes.append(_start_node(["--head", "--node-ip-address=127.0.0.1", f"--port={port}",
-                                          "--resources={\"docker\": 1}", "--include-dashboard=false",
-                                          f"--temp-dir=/tmp/live-swe-ray-overhead-{os.getpid()}"], root / "head.log"))
-                nodes.append(_start_node([f"--address={address}", "--node-ip-address=127.0.0.2",
-                                          "--resources={\"docker\": 1}"], root / "worker.log"))
+                address, nodes = start_cluster(root, head_docker=1, workers=1)
             runs: dict[str, list[dict]] = {"thread": [], "ray": []}
             batch(ids[:1], root / "warm", "ray", address)  # the nodes' first worker processes
             for repeat in range(args.repeats):
@@ -186,7 +120,7 @@ def main() -> None:
             if ray.is_initialized():
                 ray.shutdown()
             for node in reversed(nodes):
-                _stop_node(node)
+                node.stop()
     report(ids, runs, args.json)
 
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import SUBMIT, bash_reply, labelled_containers, write_script
+from ray_nodes import start_cluster
+from test_bench_batch import wait_for
 from test_bench_eval import FIXES
 from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
 
@@ -28,148 +28,17 @@ from live_swe.bench.preds import read_jsonl, read_preds
 ray = pytest.importorskip("ray")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-RAY = [sys.executable, "-m", "ray.scripts.scripts"]  # `ray`, from this interpreter wherever its scripts went
 INSTANCES = sorted(FIXES)  # configlite-31 (a wrong fix), datespan-58, textkit-101
 FIX_ALL = "; ".join(f"{{ [ -f {cmd.split()[-1]} ] && {cmd}; }}" for cmd in FIXES.values()) + "; true"
 SLEEPING = "livebench__configlite-31"  # the instance a script can keep busy: `sleep` where configlite is
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _ports(count: int) -> int:
-    """The first of ``count`` consecutive free ports above Ray's default worker-port range."""
-    while True:
-        first = 20000 + _free_port() % 30000
-        try:
-            for port in range(first, first + count):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-class Node:
-    """One ``ray start --block`` process (in its own process group) and what it started."""
-
-    def __init__(self, name: str, args: list[str], log: Path):
-        self.name = name
-        self.log = log
-        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "LIVE_SWE_HOME": str(log.parent / f"{name}-home")}
-        self.process = subprocess.Popen([*RAY, "start", "--block", *args], stdin=subprocess.DEVNULL,
-                                        stdout=log.open("w"), stderr=subprocess.STDOUT, env=env,
-                                        start_new_session=True)
-
-    def wait_started(self, timeout: float = 120) -> None:
-        def up() -> bool:
-            if self.process.poll() is not None:
-                pytest.fail(f"ray start ({self.name}) ended: {self.log.read_text()[-1500:]}")
-            return "Ray runtime started" in self.log.read_text()
-
-        if not _wait_for(up, timeout=timeout, interval=0.5):
-            pytest.fail(f"ray start ({self.name}) did not start in {timeout} s: {self.log.read_text()[-1500:]}")
-
-    def raylet(self) -> int:
-        (pid,) = [p for p in _descendants(self.process.pid) if "/raylet/raylet " in _cmdline(p)]
-        return pid
-
-    def node_id(self) -> str:
-        for part in _cmdline(self.raylet()).split():
-            if part.startswith(("--node_id=", "--node-id=")):
-                return part.split("=", 1)[1]
-        raise AssertionError("the raylet's command line names no node id")
-
-    def stop(self) -> None:
-        """Every process this node started, then the node's own, by their PIDs."""
-        pids = _descendants(self.process.pid)
-        for pid in [self.process.pid, *pids]:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(p) for p in pids):
-            time.sleep(0.2)
-        for pid in [self.process.pid, *pids]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait(timeout=30)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
-
-
-def _wait_for(predicate, timeout: float, interval: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
-
-
 @pytest.fixture(scope="module")
 def cluster(local_suite_images, tmp_path_factory):  # noqa: F811 - the imported fixture
-    """A head and two Docker worker nodes on loopback; yields the head's address."""
-    root = tmp_path_factory.mktemp("ray")
-    temp_dir = Path("/tmp") / f"live-swe-ray-{os.getpid()}"  # Ray's socket paths must stay short
-    port = _ports(1)
-    address = f"127.0.0.1:{port}"
-    common = ["--num-cpus=1", "--object-store-memory=100000000", "--disable-usage-stats"]
-    nodes = []
-
-    def start(name: str, args: list[str]) -> Node:
-        base = _ports(60)  # the node's agent and worker ports, apart from every other node's
-        node = Node(name, [*args, *common, f"--dashboard-agent-listen-port={base}",
-                           f"--min-worker-port={base + 10}", f"--max-worker-port={base + 59}"], root / f"{name}.log")
-        nodes.append(node)
-        return node
-
+    """A head (no Docker work) and two Docker worker nodes on loopback; the head's address and the nodes."""
+    address, nodes = start_cluster(tmp_path_factory.mktemp("ray"), head_docker=0, workers=2)
     try:
-        start("head", ["--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--resources={\"docker\": 0}",
-                       "--include-dashboard=false", f"--temp-dir={temp_dir}"]).wait_started()
-        for n, name in enumerate(("a", "b"), start=2):  # one at a time: two nodes starting at once time out here
-            start(name, [f"--address={address}", f"--node-ip-address=127.0.0.{n}",
-                         "--resources={\"docker\": 1}"]).wait_started()
-        if not _wait_for(lambda: _docker_units(address) == 2, timeout=120, interval=2):
+        if not wait_for(lambda: _docker_units(address) == 2, timeout=120, interval=2):
             pytest.fail("the Ray cluster did not come up: " + " | ".join(n.log.read_text()[-500:] for n in nodes))
         yield {"address": address, "nodes": {n.name: n for n in nodes}}
     finally:
@@ -317,16 +186,26 @@ def _sleeping_container(docker_client, out: Path) -> bool:
     return False
 
 
+def _start_driver(args: list[str]) -> subprocess.Popen:
+    """``live-swe bench ARGS`` in its own process (text pipes for its stdout and stderr)."""
+    return subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until_one_sleeps(docker_client, out: Path) -> None:
+    """Until two instances are done and the third sleeps in its container."""
+    assert wait_for(lambda: len(read_preds(out / "preds.jsonl")) == 2 and _sleeping_container(docker_client, out),
+                    timeout=180), "the batch never got to the sleeping instance"
+
+
 @pytest.mark.docker
 def test_a_killed_driver_resumes_and_nothing_is_recorded_twice(cluster, tmp_path, docker_client):
     script = _script(tmp_path / "fix.yaml", FIX_ALL, "[ -f configlite/values.py ] && sleep 300; true")
     out = tmp_path / "run"
     args = _run_args(script, out, "--executor", "ray", "--ray-address", cluster["address"])
-    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    driver = _start_driver(args)
     try:
-        assert _wait_for(lambda: len(read_preds(out / "preds.jsonl")) == 2 and _sleeping_container(docker_client, out),
-                         timeout=180), "the batch never got to the sleeping instance"
+        _wait_until_one_sleeps(docker_client, out)
         driver.kill()
         driver.wait(timeout=30)
     finally:
@@ -334,7 +213,7 @@ def test_a_killed_driver_resumes_and_nothing_is_recorded_twice(cluster, tmp_path
             driver.kill()
     assert sorted(read_preds(out / "preds.jsonl")) == [i for i in INSTANCES if i != SLEEPING]
     # The killed driver's task goes with it, and its container with the task.
-    assert _wait_for(lambda: not _sleeping_container(docker_client, out), timeout=60)
+    assert wait_for(lambda: not _sleeping_container(docker_client, out), timeout=60)
 
     _script(script, FIX_ALL)  # the same command again; this time the instance does not sleep
     done = bench(*args, "--json")
@@ -354,12 +233,9 @@ def test_a_killed_driver_resumes_and_nothing_is_recorded_twice(cluster, tmp_path
 def test_ctrl_c_cancels_the_tasks_and_leaves_no_container(cluster, tmp_path, docker_client):
     script = _script(tmp_path / "fix.yaml", FIX_ALL, "[ -f configlite/values.py ] && sleep 300; true")
     out = tmp_path / "run"
-    args = _run_args(script, out, "--executor", "ray", "--ray-address", cluster["address"])
-    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    driver = _start_driver(_run_args(script, out, "--executor", "ray", "--ray-address", cluster["address"]))
     try:
-        assert _wait_for(lambda: len(read_preds(out / "preds.jsonl")) == 2 and _sleeping_container(docker_client, out),
-                         timeout=180), "the batch never got to the sleeping instance"
+        _wait_until_one_sleeps(docker_client, out)
         driver.send_signal(signal.SIGINT)
         _, stderr = driver.communicate(timeout=120)
     finally:
@@ -383,8 +259,7 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path, docker_cl
     out = tmp_path / "run"
     args = ["run", SUITE, "--model", f"scripted:{script}", "--out", str(out), "--instances", ",".join(two),
             "--no-progress", "--json", "--executor", "ray", "--ray-address", cluster["address"]]
-    driver = subprocess.Popen([sys.executable, "-m", "live_swe.cli.main", "bench", *args], cwd=REPO_ROOT,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    driver = _start_driver(args)
     node_a, node_b = cluster["nodes"]["a"], cluster["nodes"]["b"]
     lost, kept = node_a.node_id(), node_b.node_id()
 
@@ -403,7 +278,7 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, tmp_path, docker_cl
         return running == 2
 
     try:
-        assert _wait_for(both_sleeping, timeout=180), "the two instances never ran at once"
+        assert wait_for(both_sleeping, timeout=180), "the two instances never ran at once"
         os.kill(node_a.raylet(), signal.SIGKILL)
         stdout, stderr = driver.communicate(timeout=240)
     finally:

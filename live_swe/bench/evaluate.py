@@ -453,6 +453,12 @@ def evaluate(
             )
             outcomes[instance.instance_id] = Outcome(result.instance_id, result.resolved, result.status, "pro",
                                                      result.detail, result.log_dir)
+    return finish_report(report, outcomes, instances, no_prediction, out)
+
+
+def finish_report(report: EvalReport, outcomes: dict[str, Outcome], instances: list[Instance],
+                  no_prediction: list[str], out: Path) -> EvalReport:
+    """The report with every outcome (``no_prediction`` ones added), in suite order, written to ``out``."""
     for instance_id in no_prediction:
         outcomes.setdefault(instance_id, Outcome(instance_id, False, "no_prediction", "",
                                                  "the batch produced no prediction (see results.jsonl)"))

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from live_swe.bench.evaluate import EVAL_DIR, EvalReport, Outcome, evaluate
+from live_swe.bench.evaluate import EVAL_DIR, EvalReport, Outcome, evaluate, finish_report
 from live_swe.bench.ray_cluster import connect, node_identity, pack, task_options, unpack
 from live_swe.bench.suites import Instance, Suite
 
@@ -60,13 +60,7 @@ def evaluate_on_ray(suite: Suite, instances: list[Instance], predictions: dict[s
         path = out / name
         path.write_text(json.dumps(data, indent=4) + "\n")
         report.harness_report = str(path)
-    for instance_id in no_prediction:
-        outcomes.setdefault(instance_id, Outcome(instance_id, False, "no_prediction", "",
-                                                 "the batch produced no prediction (see results.jsonl)"))
-    order = {i.instance_id: n for n, i in enumerate(instances)}
-    report.outcomes = sorted(outcomes.values(), key=lambda o: (order.get(o.instance_id, len(order)), o.instance_id))
-    report.write(out)
-    return report
+    return finish_report(report, outcomes, instances, no_prediction, out)
 
 
 def _take(result: dict[str, Any], out: Path, outcomes: dict[str, Outcome], harness: dict[str, dict],
