@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SUBMIT, bash_reply, labelled_containers, write_script
-from ray_nodes import start_cluster
+from ray_nodes import free_ports, start_cluster
 from test_bench_batch import wait_for
 from test_bench_eval import FIXES
 from test_bench_local_suite import SUITE, local_suite_images  # noqa: F401 - the session fixture
@@ -345,4 +345,13 @@ def test_without_ray_the_executor_says_how_to_install_it(tmp_path):
                           text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done.stderr
     assert "pip install 'live-swe[ray]'" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_address_where_no_cluster_answers_is_one_line_and_nothing_is_written(tmp_path):
+    port = free_ports(1)  # nothing listens there
+    done = bench("run", SUITE, "--model", "scripted:x.yaml", "--out", str(tmp_path / "out"), "--executor", "ray",
+                 "--ray-address", f"127.0.0.1:{port}", timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert f"no Ray cluster answers at '127.0.0.1:{port}'" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()

@@ -50,6 +50,7 @@ def connect(address: str | None = None):
         host = target.rsplit(":", 1)[0]
         if host.startswith("127."):  # a cluster on loopback: the driver is on the head's address
             kwargs["_node_ip_address"] = host
+        _check_reachable(target)
         _cluster_messages_to_stderr()
         try:
             ray.init(address=target, namespace="live-swe", log_to_driver=False, logging_level="ERROR",
@@ -63,6 +64,21 @@ def connect(address: str | None = None):
                         "could run: start the nodes that have a Docker engine with "
                         "`ray start ... --resources='{\"docker\": N}'` (N: instances run at once on that node)")
     return ray
+
+
+def _check_reachable(target: str, timeout: float = 5.0) -> None:
+    """A HOST:PORT that does not answer is one line now (``ray.init`` would retry it for minutes)."""
+    import socket
+
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit() or "://" in target:
+        return  # "auto", or a ray:// client address: ray.init says what is wrong itself
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UserError(f"no Ray cluster answers at {target!r} ({exc.strerror or exc}); start one "
+                        "(`ray start --head --resources='{\"docker\": 1}'` on a machine with Docker) or pass "
+                        "--ray-address HOST:PORT") from None
 
 
 def _cluster_messages_to_stderr() -> None:
