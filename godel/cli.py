@@ -10,6 +10,7 @@ import sys
 
 import typer
 
+from live_swe.cli.bench_cmd import EXECUTOR_HELP, RAY_ADDRESS_HELP
 from live_swe.cli.common import fail, friendly
 
 EXIT_INTERRUPTED = 130
@@ -35,6 +36,8 @@ def validate(
     slice_: str = typer.Option(None, "--slice", help="Python slice A:B over the selection."),
     model: str = typer.Option(None, "--model", "-m", help="The model both scaffolds run with."),
     workers: int = typer.Option(1, "--workers", min=1),
+    executor: str = typer.Option("thread", "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     step_limit: int = typer.Option(None, "--step-limit", min=1),
     cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="Per instance, USD."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
@@ -54,7 +57,7 @@ def validate(
     if not chosen:
         fail(f"{suite}: the selection matches no instance")
     evaluator = BenchEvaluator(suite, model, workers=workers, limits=_limits(step_limit, cost_limit),
-                               show_progress=not as_json, run_id="validate")
+                               show_progress=not as_json, run_id="validate", executor=executor, ray_address=ray_address)
     try:
         result = run_validation(scaffold, against, suite=suite, model=model,
                                 instance_ids=[i.instance_id for i in chosen], evaluate=evaluator, seed=seed)
@@ -81,6 +84,8 @@ def evolve(
     stages: str = typer.Option("3,8", "--stages", help="Instances per evaluation stage (growing)."),
     thresholds: str = typer.Option("0.34,0", "--thresholds", help="Minimum resolved rate to pass each stage."),
     workers: int = typer.Option(1, "--workers", min=1),
+    executor: str = typer.Option("thread", "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     step_limit: int = typer.Option(None, "--step-limit", min=1),
     cost_limit: float = typer.Option(None, "--cost-limit", min=0, help="Per agent run, USD."),
     as_json: bool = typer.Option(False, "--json", help="Print the final state as JSON."),
@@ -105,7 +110,8 @@ def evolve(
         children=children, budget=budget, selection=selection, seed=seed, scaffold=scaffold,
         report_fraction=report_fraction, stages=parse_stages(stages, thresholds), instances=_ids(instances) or None,
     )
-    evaluator = BenchEvaluator(suite, model, workers=workers, limits=limits, show_progress=False, run_id="evolve")
+    evaluator = BenchEvaluator(suite, model, workers=workers, limits=limits, show_progress=False, run_id="evolve",
+                               executor=executor, ray_address=ray_address)
     say = (lambda line: None) if as_json else (lambda line: print(line, file=sys.stderr, flush=True))
     evolver = Evolver(config, evaluate=evaluator, improve=AgentImprover(config.improver_model, limits=limits),
                       instance_ids=evaluator.instance_ids, say=say)

@@ -45,8 +45,11 @@ class BenchEvaluator:
 
     def __init__(self, suite: str, model: str, *, workers: int = 1, limits: Any = None,
                  model_factory: Callable[[str], Any] | None = None, image_override: str | None = None,
-                 show_progress: bool = False, run_id: str = "godel"):
+                 show_progress: bool = False, run_id: str = "godel", executor: str = "thread",
+                 ray_address: str | None = None):
         self.suite = suite
+        self.executor = executor  # "ray": each instance's run and grading is a task on a Ray cluster
+        self.ray_address = ray_address
         self.model = model
         self.workers = workers
         self.limits = limits
@@ -68,7 +71,8 @@ class BenchEvaluator:
         summary = run_batch(
             self.suite, model=self.model, out=out_dir, workers=self.workers, instances=list(instance_ids),
             scaffold=scaffold_ref, limits=self.limits, image_override=self.image_override,
-            model_factory=self.model_factory, show_progress=self.show_progress,
+            model_factory=self.model_factory, show_progress=self.show_progress, executor=self.executor,
+            ray_address=self.ray_address,
         )
         if summary.interrupted:
             raise KeyboardInterrupt
@@ -94,7 +98,8 @@ class BenchEvaluator:
         if report.exists() and preds.exists() and report.stat().st_mtime >= preds.stat().st_mtime:
             return set(json.loads(report.read_text()).get("resolved_ids", []))
         tag = hashlib.sha1(str(out_dir.resolve()).encode()).hexdigest()[:8]
-        return set(evaluate_batch(out_dir, suite_spec=self.suite, run_id=f"{self.run_id}-{tag}").resolved_ids)
+        return set(evaluate_batch(out_dir, suite_spec=self.suite, run_id=f"{self.run_id}-{tag}", executor=self.executor,
+                                  ray_address=self.ray_address).resolved_ids)
 
 
 def _batch_runs(out_dir: Path) -> dict[str, dict[str, Any]]:

@@ -28,6 +28,7 @@ its budgets) in, one record out; the driver writes the records, so it can run an
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import secrets
@@ -52,6 +53,7 @@ from live_swe.bench.faults import (
 )
 from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_jsonl, read_preds
 from live_swe.bench.progress import BatchProgress
+from live_swe.bench.ray_cluster import check_executor, connect
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
 from live_swe.contracts.diffs import graded_test_files
@@ -559,9 +561,13 @@ def run_batch(
     show_progress: bool = True,
     contracts: tuple[Path, ...] = (),
     engine_wait: float = ENGINE_WAIT_S,
+    executor: str = "thread",
+    ray_address: str | None = None,
 ) -> BatchSummary:
-    """Run the agent on the selected instances of a suite, ``workers`` at a time (see the module doc)."""
+    """Run the agent on the selected instances of a suite, ``workers`` at a time (see the module doc);
+    ``executor="ray"`` runs each instance as a task on a Ray cluster (``ray_batch``)."""
     started = time.monotonic()
+    batch_type = _executor_batch(executor, ray_address)
     if workers < 1:
         raise UserError(f"--workers must be at least 1 (got {workers})")
     if total_cost_limit is not None and total_cost_limit <= 0:
@@ -606,18 +612,30 @@ def run_batch(
             return summary
         engine.remove_batch_containers(info["batch_id"])  # anything a killed run of this batch left
         engine.watch.wait_s = engine_wait
-        batch = _Batch(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
+        batch = batch_type(suite=suite, suite_spec=suite_spec, model=model, out=out, batch_id=info["batch_id"],
                        scaffold=scaffold, model_factory=model_factory, engine=engine, contracts=tuple(contracts))
         try:
             with BatchProgress(len(selected), skipped=summary.skipped, enabled=show_progress) as progress, \
                     _signals_stop(summary):
-                _drive(batch, jobs, workers, summary, progress, total_cost_limit)
+                _drive(batch, jobs, max(workers, getattr(batch, "capacity", 0)), summary, progress, total_cost_limit)
         finally:
             batch.close()
     order = {i.instance_id: n for n, i in enumerate(selected)}
     summary.records.sort(key=lambda r: order.get(r["instance_id"], 0))
     summary.elapsed = round(time.monotonic() - started, 3)
     return summary
+
+
+def _executor_batch(executor: str, ray_address: str | None):
+    """The per-instance work of an executor: this process's threads, or Ray tasks (connected now,
+    so a missing Ray or cluster is one line before anything is written)."""
+    check_executor(executor)
+    if executor == "thread":
+        return _Batch
+    connect(ray_address)
+    from live_swe.bench.ray_batch import RayBatch
+
+    return functools.partial(RayBatch, ray_address=ray_address)
 
 
 def _close_stale_sessions(out: Path) -> int:

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.ray_cluster import check_executor
 from live_swe.bench.stats import wilson_interval
 from live_swe.bench.suites import Instance, Suite, load_suite
 from live_swe.errors import UserError
@@ -394,14 +395,23 @@ def evaluate(
     timeout: int = 1800,
     no_prediction: list[str] = (),
     image_template: str | None = None,
+    executor: str = "thread",
+    ray_address: str | None = None,
 ) -> EvalReport:
     """Grade ``predictions`` for ``instances``; ids in ``no_prediction`` count as unresolved, and
-    instances whose image is missing are reported (``missing_image``) while the others are graded."""
+    instances whose image is missing are reported (``missing_image``) while the others are graded.
+    ``executor="ray"`` grades each instance as a task on a Ray cluster (``ray_eval``)."""
     from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
-
+    check_executor(executor)
     run_id = check_run_id(run_id or default_run_id())
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if executor == "ray":
+        from live_swe.bench.ray_eval import evaluate_on_ray
+
+        return evaluate_on_ray(suite, instances, predictions, out=out, run_id=run_id, pro_repo=pro_repo,
+                               timeout=timeout, no_prediction=list(no_prediction), image_template=image_template,
+                               ray_address=ray_address)
     report = EvalReport(suite=suite.name, run_id=run_id)
     with_patch = [i for i in instances if (predictions.get(i.instance_id, {}).get("model_patch") or "").strip()]
     outcomes: dict[str, Outcome] = {}
@@ -443,6 +453,12 @@ def evaluate(
             )
             outcomes[instance.instance_id] = Outcome(result.instance_id, result.resolved, result.status, "pro",
                                                      result.detail, result.log_dir)
+    return finish_report(report, outcomes, instances, no_prediction, out)
+
+
+def finish_report(report: EvalReport, outcomes: dict[str, Outcome], instances: list[Instance],
+                  no_prediction: list[str], out: Path) -> EvalReport:
+    """The report with every outcome (``no_prediction`` ones added), in suite order, written to ``out``."""
     for instance_id in no_prediction:
         outcomes.setdefault(instance_id, Outcome(instance_id, False, "no_prediction", "",
                                                  "the batch produced no prediction (see results.jsonl)"))
@@ -455,7 +471,8 @@ def evaluate(
 def evaluate_batch(directory: Path, *, suite_spec: str | None = None, run_id: str | None = None,
                    pro_repo: Path | None = None, workers: int = 1, timeout: int = 1800,
                    instances: list[str] | str | None = None, filter: str | None = None,  # noqa: A002
-                   slice: str | None = None, image_template: str | None = None) -> EvalReport:  # noqa: A002
+                   slice: str | None = None, image_template: str | None = None,  # noqa: A002
+                   executor: str = "thread", ray_address: str | None = None) -> EvalReport:
     """Grade a batch directory's ``preds.jsonl`` (or the selected part of it) against the suite it ran,
     its images found as the batch found them (its ``--image-template``, unless another is given)."""
     directory = Path(directory).expanduser().resolve()
@@ -475,15 +492,18 @@ def evaluate_batch(directory: Path, *, suite_spec: str | None = None, run_id: st
     return evaluate(suite, [i for i in suite.instances if i.instance_id in predictions and i.instance_id in chosen],
                     predictions, out=directory, run_id=run_id, pro_repo=pro_repo, workers=workers, timeout=timeout,
                     no_prediction=[f for f in failed if f in chosen],
-                    image_template=image_template or batch.get("image_template"))
+                    image_template=image_template or batch.get("image_template"), executor=executor,
+                    ray_address=ray_address)
 
 
 def evaluate_gold(suite_spec: str, out: Path, *, run_id: str | None = None, pro_repo: Path | None = None,
                   workers: int = 1, timeout: int = 1800, instances: list[str] | str | None = None,
                   filter: str | None = None, slice: str | None = None,  # noqa: A002
-                  image_template: str | None = None) -> EvalReport:
+                  image_template: str | None = None, executor: str = "thread",
+                  ray_address: str | None = None) -> EvalReport:
     """Grade a suite's own gold patches (a check that the suite and its images are sound)."""
     suite = load_suite(suite_spec)
     chosen = suite.select_some(instances=instances, filter=filter, slice=slice)
     return evaluate(suite, chosen, gold_predictions(chosen), out=Path(out), run_id=run_id, pro_repo=pro_repo,
-                    workers=workers, timeout=timeout, image_template=image_template)
+                    workers=workers, timeout=timeout, image_template=image_template, executor=executor,
+                    ray_address=ray_address)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -25,6 +26,9 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
                   rich_markup_mode=None)
 
 SUITE_HELP = "swebench-verified | swebench-lite | swebench-pro[:PATH] | local:NAME | PATH.{parquet,jsonl,json}"
+EXECUTOR_HELP = ("thread: this machine's Docker engine; ray: one task per instance on a Ray cluster's nodes "
+                 "that offer the `docker` resource (pip install 'live-swe[ray]').")
+RAY_ADDRESS_HELP = "The Ray cluster (HOST:PORT, or auto); default: RAY_ADDRESS, then the one this machine is in."
 TEMPLATE_HELP = ("Your own image names, e.g. 'sweb.eval.x86_64.{instance_id}:latest' ({hub_id}: '__' as '_1776_'); "
                  "default: the row's image, then the official and the locally built swebench names.")
 
@@ -35,7 +39,10 @@ def run(
     suite: str = typer.Argument(..., help=SUITE_HELP),
     model: str = typer.Option(..., "--model", "-m", help="Model name (litellm name, scripted:PATH, ...)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (preds.jsonl, sessions, batch.json)."),
-    workers: int = typer.Option(1, "--workers", "-w", help="Instances run at the same time."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Instances run at the same time "
+                                "(--executor ray: at least the cluster's `docker` units)."),
+    executor: str = typer.Option("thread", "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     instances: str = typer.Option(None, "--instances", help="Instance ids, comma or space separated."),
     filter: str = typer.Option(None, "--filter", help="Regular expression on instance ids."),  # noqa: A002
     slice: str = typer.Option(None, "--slice", help="A:B of the selection, in suite order."),  # noqa: A002
@@ -69,7 +76,8 @@ def run(
     summary = run_batch(suite, model=model, out=out, workers=workers, instances=instances, filter=filter,
                         slice=slice, scaffold=scaffold, redo=redo, limits=settings.limits,
                         total_cost_limit=total_cost_limit, image_template=image_template, skip_missing=skip_missing,
-                        show_progress=not no_progress, engine_wait=engine_wait, contracts=tuple(contract or ()))
+                        show_progress=not no_progress, engine_wait=engine_wait, contracts=tuple(contract or ()),
+                        executor=executor, ray_address=ray_address)
     code = _batch_exit_code(summary)
     if as_json:
         print_json({**summary.to_json(records=False), "exit_code": code})
@@ -90,6 +98,9 @@ def _print_batch_summary(summary) -> None:
     print(f"{summary.suite}: {summary.total} selected, {summary.skipped} already done, {summary.done} finished "
           f"({summary.submitted} submitted), {summary.failed} failed{f' ({errors})' if errors else ''}, "
           f"cost ${summary.cost:.4f}, {summary.elapsed:.1f} s -> {summary.out}/preds.jsonl")
+    nodes = Counter(record["host"] + "/" + record["node"][:8] for record in summary.records if record.get("node"))
+    if nodes:
+        print("tasks per node: " + ", ".join(f"{node} {count}" for node, count in sorted(nodes.items())))
     if summary.stale:
         print(f"closed {summary.stale} session(s) a killed run left running (stale); their instances ran again")
     if summary.retried:
@@ -117,6 +128,8 @@ def eval_(
     slice: str = typer.Option(None, "--slice", help="A:B of the selection, in suite order."),  # noqa: A002
     image_template: str = typer.Option(None, "--image-template", help=TEMPLATE_HELP + " (DIR: the batch's own)"),
     workers: int = typer.Option(1, "--workers", "-w", help="Instances evaluated at the same time."),
+    executor: str = typer.Option("thread", "--executor", help=EXECUTOR_HELP),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
     timeout: int = typer.Option(1800, "--timeout", help="Seconds allowed for one instance's tests."),
 ) -> None:
     """Grade predictions in Docker (official swebench harness; Pro run scripts); writes DIR/report.json
@@ -124,7 +137,8 @@ def eval_(
     Exit code 0: every instance graded (resolved or not); 3: some could not be (see `errors`)."""
     from live_swe.bench.evaluate import REPORT_FILE, evaluate_batch, evaluate_gold
 
-    selection = {"instances": instances, "filter": filter, "slice": slice, "image_template": image_template}
+    selection = {"instances": instances, "filter": filter, "slice": slice, "image_template": image_template,
+                 "executor": executor, "ray_address": ray_address}
     if gold:
         if directory is not None or out is None:
             fail("--gold SUITE takes no DIR argument but needs --out DIR")
