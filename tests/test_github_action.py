@@ -36,7 +36,8 @@ def test_action_is_composite_with_the_inputs_users_need():
     assert data["runs"]["using"] == "composite"
     for name in ("model", "api-key", "step-limit", "cost-limit", "base", "draft", "issue-number", "actor"):
         assert name in data["inputs"], name
-    assert data["inputs"]["issue-number"]["default"] == "${{ github.event.issue.number }}"
+    assert data["inputs"]["issue-number"]["default"] == (
+        "${{ github.event.issue.number || github.event.pull_request.number }}")
     assert data["inputs"]["actor"]["default"] == "${{ github.actor }}"
 
 
@@ -61,7 +62,9 @@ def test_install_uses_the_actions_own_path():
 def test_example_workflow_has_minimal_permissions_and_limits():
     workflow = example_workflow()
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
-    assert triggers == {"issues": {"types": ["labeled"]}, "issue_comment": {"types": ["created"]}}
+    assert triggers == {"issues": {"types": ["labeled"]}, "issue_comment": {"types": ["created"]},
+                        "pull_request_review": {"types": ["submitted"]},
+                        "pull_request_review_comment": {"types": ["created"]}}
     top = workflow.get("permissions")
     for name, job in workflow["jobs"].items():
         assert job.get("permissions", top) == MINIMAL, name
@@ -70,6 +73,10 @@ def test_example_workflow_has_minimal_permissions_and_limits():
         assert "github.event.label.name == 'live-swe'" in condition
         assert "'/live-swe fix'" in condition and "author_association" in condition
         assert "!github.event.issue.pull_request" in condition
+        # on pull requests, only people associated with the repository (the action checks write access)
+        for body in ("github.event.comment.body, '/live-swe')", "github.event.review.body, '/live-swe')"):
+            assert body in condition
+        assert condition.count("author_association") == 4
         checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
         assert checkout["with"]["persist-credentials"] is False
         for step in job["steps"]:

@@ -13,7 +13,6 @@ import pytest
 from conftest import SUBMIT, bash_reply, run_git, write_script
 from fake_github import FakeGitHub
 
-from live_swe.errors import UserError
 from live_swe.github import progress
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import GitError, auth_config
@@ -209,13 +208,6 @@ def test_missing_issue_is_a_clear_error_and_nothing_happens(fake, world):
     with pytest.raises(GitHubError, match="404 Not Found for issue #42 in octo/calc"):
         resolve_issue(opts, client(fake), hooks([FIX, SUBMIT]))
     assert not origin_has(origin, BRANCH)
-
-
-def test_pull_requests_are_not_resolved(fake, world):
-    origin, checkout = world
-    fake.issues[7]["pull_request"] = {"url": "x"}
-    with pytest.raises(UserError, match="is a pull request"):
-        resolve(fake, checkout, [FIX, SUBMIT])
 
 
 def test_persisted_checkout_credentials_are_refused(fake, world):

@@ -74,7 +74,7 @@ def resolve(
     # pushed and the pull request that was opened.
     outcome = ResolveOutcome("error", branch_name(issue))
     if as_json:
-        fail_as_json(outcome.partial_json)
+        fail_as_json(outcome.to_json)
 
     repo = repo or os.environ.get("GITHUB_REPOSITORY")
     if not repo:

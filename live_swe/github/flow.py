@@ -4,6 +4,7 @@ the agent run itself, whether its submission is worth pushing, and what it said 
 from __future__ import annotations
 
 import os
+import re
 import secrets as _secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from live_swe.infra.redact import contains_secret
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
+_FINAL_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(?:(?!```).)*```\s*$", re.DOTALL)  # the command, at the end
+_THOUGHT_LABEL = re.compile(r"^\s*THOUGHT\s*:\s*", re.IGNORECASE)
 SUMMARY_REQUEST = ("When you submit, make the THOUGHT of that last reply a short summary for the reviewer: what was "
                    "wrong, what you changed and how you checked it (a few sentences; it goes into the pull request).")
 
@@ -53,12 +56,11 @@ class ResolveOutcome:
         return self.status in ("opened", "updated")
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "branch": self.branch, "pr_number": self.pr_number, "pr_url": self.pr_url,
-                "session_id": self.session_id, "steps": self.steps, "cost": self.cost, "message": self.message}
-
-    def partial_json(self) -> dict[str, Any]:
-        """What the flow had done when it stopped on an error: the branch only once it was pushed."""
-        return {**self.to_json(), "branch": self.branch if self.pushed else None}
+        """Also what the flow had done when a later step raised: the branch once it was pushed, the pull
+        request once it was opened."""
+        return {"status": self.status, "branch": self.branch if self.pushed else None, "pr_number": self.pr_number,
+                "pr_url": self.pr_url, "session_id": self.session_id, "steps": self.steps, "cost": self.cost,
+                "message": self.message}
 
 
 def has_write(permission: dict[str, Any]) -> bool:
@@ -158,12 +160,16 @@ def grade_lines(session_id: str, store) -> list[str]:
 
 
 def submission_summary(events: list[dict[str, Any]]) -> str:
-    """What the agent said when it submitted: the prose of its last reply (untrusted text)."""
+    """What the agent said when it submitted: its last reply without the command (untrusted text).
+    Code blocks it wrote in its prose stay."""
     from live_swe.grading.log import trajectory_from_events
 
     steps = trajectory_from_events(events).steps
     submitted = [step for step in steps if step.submitted]
-    return submitted[-1].thought if submitted else ""
+    if not submitted:
+        return ""
+    prose = _FINAL_BLOCK.sub("", submitted[-1].reply)
+    return _THOUGHT_LABEL.sub("", prose).strip()
 
 
 def with_observer(hooks, observer):
