@@ -226,3 +226,16 @@ def test_action_end_to_end_against_fake_github(tmp_path):
             assert secret not in fake.pulls[0]["body"]
     finally:
         fake.stop()
+
+
+def test_outputs_keep_what_was_done_when_a_late_step_fails(tmp_path):
+    """live-swe stopped on an error after the push and the pull request: the outputs still say so."""
+    (tmp_path / "result.json").write_text(json.dumps({
+        "status": "error", "branch": "live-swe/issue-7", "pr_number": 8, "pr_url": "https://github.example/o/r/pull/8",
+        "session_id": "s1", "steps": 3, "cost": 0.2, "message": "401 Unauthorized for comment 1001"}) + "\n")
+    fake_venv(tmp_path, f'cat "{tmp_path / "result.json"}"; exit 2')
+    done = run_step(tmp_path, tmp_path, step_environment(tmp_path, BASE_INPUTS, {}))
+    result = outputs(tmp_path)
+    assert done.returncode == 2 and result["status"] == "error"
+    assert result["branch"] == "live-swe/issue-7" and result["pr-number"] == "8"
+    assert result["pr-url"] == "https://github.example/o/r/pull/8" and result["message"].startswith("401")
