@@ -3,10 +3,12 @@ the agent run itself, whether its submission is worth pushing, and what it said 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
 import re
 import secrets as _secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,8 @@ from live_swe.errors import UserError
 from live_swe.github import summary
 from live_swe.github.api import GitHubClient
 from live_swe.github.gitops import Checkout
-from live_swe.infra.redact import contains_secret
+from live_swe.github.progress import ProgressComment
+from live_swe.infra.redact import contains_secret, redact
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
@@ -133,6 +136,40 @@ def run_agent(options: ResolveOptions, checkout: Checkout, task: str, instructio
     return result
 
 
+@contextlib.contextmanager
+def checkout_for_run(options: ResolveOptions, client: GitHubClient, progress: ProgressComment,
+                     outcome: ResolveOutcome, hidden: list[str], say: Callable[[str], None]) -> Iterator[Checkout]:
+    """The checkout, safe to run in. Whatever stops the flow inside is said in the run's comment, with
+    what was already pushed or opened; at the end the checkout is back where it started."""
+    checkout, start = None, None
+    try:
+        checkout = Checkout(options.workdir, client.token)
+        checkout.ensure_safe()
+        start = checkout.position()
+        yield checkout
+    except Exception as exc:
+        pushed = outcome.branch if outcome.pushed else None
+        progress.finish_quietly(summary.error_comment(str(exc), hidden, pushed=pushed, pull_url=outcome.pr_url))
+        raise
+    finally:
+        if checkout is not None and start is not None:
+            go_back(checkout, start, say)
+
+
+def settle(result, outcome: ResolveOutcome, progress: ProgressComment, facts: summary.RunFacts, hidden: list[str],
+           say: Callable[[str], None], what: str) -> bool:
+    """Record the run in ``outcome``; when its submission is not worth pushing, say why: True."""
+    outcome.session_id, outcome.steps, outcome.cost = result.session_id, result.steps, result.cost
+    say(f"session {result.session_id}: {result.status} after {result.steps} steps, ${result.cost:.4f}")
+    reason = not_worth_pushing(result, hidden)
+    if not reason:
+        return False
+    outcome.status, outcome.message = "failed", redact(reason, hidden)
+    progress.finish(summary.failure_comment(facts, reason, hidden, what=what))
+    say(f"not pushed: {reason}")
+    return True
+
+
 def not_worth_pushing(result, hidden: list[str]) -> str:
     """Why the run's submission is not pushed; empty when it is."""
     if result.status != "submitted":
@@ -173,12 +210,11 @@ def submission_summary(events: list[dict[str, Any]]) -> str:
 
 
 def with_observer(hooks, observer):
+    """The caller's hooks plus ``observer``; the caller's own object is left as it was."""
     from live_swe.runner import RunHooks
 
     hooks = hooks or RunHooks()
-    if observer not in hooks.observers:
-        hooks.observers = [*hooks.observers, observer]
-    return hooks
+    return dataclasses.replace(hooks, observers=[*hooks.observers, observer])
 
 
 def go_back(checkout: Checkout, start: str, say: Callable[[str], None]) -> None:

@@ -24,20 +24,20 @@ from live_swe.github.flow import (
     ResolveOutcome,
     actor_of,
     author,
+    checkout_for_run,
     clip,
     delimiters,
-    go_back,
     grade_lines,
     has_write,
-    not_worth_pushing,
     refused,
     run_agent,
     session_events,
+    settle,
     submission_summary,
     untrusted_note,
     with_observer,
 )
-from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
+from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Identity, secret_forms
 from live_swe.github.progress import ProgressComment, workflow_run_url
 from live_swe.infra.redact import redact
 
@@ -112,27 +112,15 @@ def resolve_issue(
     progress = ProgressComment(client, number, "this issue", say, run_url=workflow_run_url())
     progress.start()
     facts = summary.RunFacts(issue=number, session_id="", model="", status="error", steps=0, cost=0.0)
-    checkout, start = None, None
-    try:
-        checkout = Checkout(options.workdir, client.token)
-        checkout.ensure_safe()
-        start = checkout.position()
+    with checkout_for_run(options, client, progress, outcome, hidden, say) as checkout:
         base_name, base_sha = checkout.resolve_base(options.base)
         checkout.start_branch(branch, base_sha)
         say(f"branch {branch} from {base_name} ({base_sha[:10]})")
-        hooks = with_observer(hooks, progress.observe)
         result = run_agent(options, checkout, issue_task(options.repo, issue, comments), base_sha,
                            {"github": {"repo": options.repo, "issue": number, "branch": branch, "actor": actor,
-                                       "base": base_name}}, facts, hooks, store)
-        outcome.session_id, outcome.steps, outcome.cost = result.session_id, result.steps, result.cost
-        say(f"session {result.session_id}: {result.status} after {result.steps} steps, ${result.cost:.4f}")
-
-        # 5. nothing worth pushing
-        if reason := not_worth_pushing(result, hidden):
-            outcome.status, outcome.message = "failed", redact(reason, hidden)
-            progress.finish(summary.failure_comment(facts, reason, hidden))
-            say(f"not pushed: {reason}")
-            return outcome
+                                       "base": base_name}}, facts, with_observer(hooks, progress.observe), store)
+        if settle(result, outcome, progress, facts, hidden, say, "resolve this issue"):
+            return outcome  # 5. nothing worth pushing
 
         # 4. commit, push, pull request, link
         events = session_events(result.session_id, store)
@@ -148,13 +136,6 @@ def resolve_issue(
         pull, updated = _open_or_update_pull(client, branch, base_name, title, body, options.draft)
         outcome.pr_number, outcome.pr_url = pull["number"], pull["html_url"]
         progress.finish(summary.link_comment(pull["number"], pull["html_url"], updated, facts))
-    except Exception as exc:
-        pushed = branch if outcome.pushed else None
-        progress.finish_quietly(summary.error_comment(str(exc), hidden, pushed=pushed, pull_url=outcome.pr_url))
-        raise
-    finally:
-        if checkout is not None and start is not None:
-            go_back(checkout, start, say)
     outcome.status = "updated" if updated else "opened"
     say(f"{outcome.status} pull request #{pull['number']}: {pull['html_url']}")
     return outcome

@@ -20,19 +20,19 @@ from live_swe.github.flow import (
     ResolveOutcome,
     actor_of,
     author,
+    checkout_for_run,
     clip,
     delimiters,
-    go_back,
     grade_lines,
-    not_worth_pushing,
     refused,
     run_agent,
     session_events,
+    settle,
     submission_summary,
     untrusted_note,
     with_observer,
 )
-from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
+from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Identity, secret_forms
 from live_swe.github.progress import ProgressComment, workflow_run_url
 from live_swe.infra.redact import redact
 
@@ -99,25 +99,15 @@ def continue_pull(options: ResolveOptions, client: GitHubClient, issue: dict[str
     progress = ProgressComment(client, number, "the review comments", say, run_url=workflow_run_url())
     progress.start()
     facts = summary.RunFacts(issue=number, session_id="", model="", status="error", steps=0, cost=0.0)
-    checkout, start = None, None
-    try:
-        checkout = Checkout(options.workdir, client.token)
-        checkout.ensure_safe()
-        start = checkout.position()
+    with checkout_for_run(options, client, progress, outcome, hidden, say) as checkout:
         _, base_sha = checkout.resolve_base(str(pull["base"]["ref"]))
         _, head_sha = checkout.resolve_base(branch)  # the branch as it is on origin now
         checkout.start_branch(branch, head_sha)
         say(f"continuing {branch} at {head_sha[:10]}")
-        hooks = with_observer(hooks, progress.observe)
         result = run_agent(options, checkout, review_task(options.repo, pull, reviews, line_comments, comments),
                            base_sha, {"github": {"repo": options.repo, "pull": number, "branch": branch,
-                                                 "actor": actor}}, facts, hooks, store)
-        outcome.session_id, outcome.steps, outcome.cost = result.session_id, result.steps, result.cost
-        say(f"session {result.session_id}: {result.status} after {result.steps} steps, ${result.cost:.4f}")
-        if reason := not_worth_pushing(result, hidden):
-            outcome.status, outcome.message = "failed", redact(reason, hidden)
-            progress.finish(summary.failure_comment(facts, reason, hidden, what="address the review comments"))
-            say(f"not pushed: {reason}")
+                                                 "actor": actor}}, facts, with_observer(hooks, progress.observe), store)
+        if settle(result, outcome, progress, facts, hidden, say, "address the review comments"):
             return outcome
         events = session_events(result.session_id, store)
         message = (f"Address review comments on #{number}\n\nWritten by live-swe (session {result.session_id}), "
@@ -131,12 +121,5 @@ def continue_pull(options: ResolveOptions, client: GitHubClient, issue: dict[str
                                     grade_lines(result.session_id, store), submission_summary(events))
         progress.finish(redact(f"{summary.MARKER}\nlive-swe pushed {commit[:10]} to `{branch}` for the review "
                                f"comments, asked by {summary.one_line(actor, 60)}.\n\n" + "\n".join(report) + "\n", hidden))
-    except Exception as exc:
-        pushed = branch if outcome.pushed else None
-        progress.finish_quietly(summary.error_comment(str(exc), hidden, pushed=pushed, pull_url=outcome.pr_url))
-        raise
-    finally:
-        if checkout is not None and start is not None:
-            go_back(checkout, start, say)
     outcome.status = "updated"
     return outcome
