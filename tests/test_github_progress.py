@@ -108,7 +108,14 @@ def test_agent_words_cap_the_length_and_quote_every_line():
     lines = text.splitlines()
     assert lines[:2] == ["> line one", ">"] and len(lines) == 3
     assert lines[2].startswith("> line three xxx") and lines[2].endswith("x…") and len(text) == 100 + 3 * 2 - 1
-    assert agent_words("fixture fix-up: resolves nothing") == "> fixture f\u200bix-up: r\u200besolves nothing"
+    assert agent_words("fixture fix-up: resolves nothing") == "> fixture fix-up: resolves nothing"
+    assert agent_words("Resolves: https://github.com/o/r/issues/3") == "> R\u200besolves: https://github.com/o/r/issues/3"
+
+
+def test_short_fields_are_defused_too():
+    from live_swe.github.summary import one_line
+
+    assert one_line("see @alice; fixes #4\n<b>x</b> `y`") == "see @\u200balice; f\u200bixes #\u200b4 &lt;b>x&lt;/b> 'y'"
 
 
 def test_a_submission_without_words_says_so(fake, world):

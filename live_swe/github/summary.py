@@ -33,18 +33,27 @@ class RunFacts:
     message: str = ""
 
 
-def one_line(text: Any, limit: int = 200) -> str:
-    """Agent-written text as one harmless Markdown line."""
-    flat = " ".join(str(text or "").split())
-    flat = flat.replace("@", "@\u200b").replace("<", "&lt;").replace("`", "'")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 SUMMARY_CHARS = 3000
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")  # @user, @org/team
-_REFERENCE = re.compile(r"#(?=\d)")  # #12, owner/repo#12, GH-style closing targets
-_CLOSING_WORD = re.compile(r"\b(clos|fix|resolv)(e[sd]?|es|ed)?\b", re.IGNORECASE)
+_REFERENCE = re.compile(r"#(?=\d)")  # #12, owner/repo#12: links, and closing targets
+# GitHub's closing keywords, when something follows that could name an issue (#12, o/r#12, a URL)
+_CLOSING_WORD = re.compile(r"\b(clos|fix|resolv)(e[sd]?|es|ed)?\b(?=\s*:?\s*(?:[\w.-]+/[\w.-]+)?(?:#|https?://))",
+                           re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _defused(text: str) -> str:
+    """No HTML, no ping, no issue link or closing: a zero-width space breaks each, the text reads the same."""
+    text = text.replace("<", "&lt;")
+    text = _MENTION.sub("@\u200b", text)
+    text = _CLOSING_WORD.sub(lambda m: m[1][0] + "\u200b" + m[0][1:], text)
+    return _REFERENCE.sub("#\u200b", text)
+
+
+def one_line(text: Any, limit: int = 200) -> str:
+    """Agent-written text as one harmless Markdown line."""
+    flat = _defused(" ".join(str(text or "").split())).replace("`", "'")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def agent_words(text: str | None, secrets: Iterable[str] = (), limit: int = SUMMARY_CHARS) -> str:
@@ -58,11 +67,7 @@ def agent_words(text: str | None, secrets: Iterable[str] = (), limit: int = SUMM
     text = redact((text or "").strip(), secrets)
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
-    text = text.replace("<", "&lt;")
-    text = _MENTION.sub("@\u200b", text)
-    text = _REFERENCE.sub("#\u200b", text)
-    text = _CLOSING_WORD.sub(lambda m: m[1][0] + "\u200b" + m[0][1:], text)
-    lines = text.splitlines() or [""]
+    lines = _defused(text).splitlines() or [""]
     if sum(1 for line in lines if _FENCE.match(line)) % 2:
         lines.append("```")
     return "\n".join(f"> {line}".rstrip() for line in lines)
