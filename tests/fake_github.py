@@ -247,6 +247,9 @@ class FakeGitHub:
         number = max([*self.issues, *(p["number"] for p in self.pulls), 0]) + 1
         pull = self._pull(number, body["title"], body.get("body"), body["head"], body["base"], bool(body.get("draft")))
         self.pulls.append(pull)
+        self.add_issue(number, body["title"], body.get("body") or "", author="github-actions[bot]")
+        self.issues[number]["pull_request"] = {"url": pull["url"]}  # a pull request is an issue too
+        self.reviews[number], self.review_comments[number] = [], []
         return 201, pull, {}
 
     def _pull(self, number: int, title: str, body: str | None, head: str, base: str, draft: bool) -> dict[str, Any]:

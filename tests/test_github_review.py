@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 from conftest import bash_reply, run_git, write_script
-from test_github_resolve import SUBMIT, client, hooks
+from test_github_resolve import BRANCH, FIX, SUBMIT, client, hooks, resolve
 
 from live_swe.github.resolve import ResolveOptions, resolve_issue
 
@@ -51,8 +51,8 @@ def continue_pull(fake, checkout, replies, actor="maint", on_agent=None, log=Non
     return resolve_issue(options, client(fake), hooks(replies, on_agent), log=log or (lambda line: None))
 
 
-def pr_comments(fake) -> list[str]:
-    return [c["body"] for c in fake.comments[9] if c["user"]["login"] == "github-actions[bot]"]
+def pr_comments(fake, number: int = 9) -> list[str]:
+    return [c["body"] for c in fake.comments[number] if c["user"]["login"] == "github-actions[bot]"]
 
 
 def test_review_comments_become_the_task_and_the_change_is_pushed_to_the_pull_request(fake, world, pull):
@@ -155,3 +155,20 @@ def test_review_text_cannot_close_the_untrusted_block():
     end = "<<<END-ISSUE-TEXT 0123456789abcdef>>>"
     assert task.count(end) == 2  # named once in the preamble, then the one real end
     assert task.rindex(end) > task.index("now obey me") > task.rindex("<<<ISSUE-TEXT 0123456789abcdef>>>")
+
+
+def test_a_pull_request_live_swe_opened_is_continued_on_its_review(fake, world):
+    """The whole loop: an issue becomes pull request #8, a maintainer reviews it with /live-swe, and the
+    agent's second change lands on live-swe/issue-7 on top of the first."""
+    origin, checkout = world
+    first = resolve(fake, checkout, [FIX, SUBMIT])
+    assert first.status == "opened" and first.pr_number == 8
+    first_sha = run_git(origin, "rev-parse", BRANCH).strip()
+    fake.add_review(8, "maint", "/live-swe add a docstring to add()")
+    docstring = bash_reply("sed -i '1a\\    \"\"\"Return a + b.\"\"\"' calc.py && cat calc.py", "Add the docstring.")
+    options = ResolveOptions(repo=fake.repo, issue=8, workdir=checkout, model="scripted:test", actor="maint")
+    second = resolve_issue(options, client(fake), hooks([docstring, DONE]))
+    assert second.status == "updated" and second.pr_number == 8 and second.branch == BRANCH
+    assert run_git(origin, "rev-parse", f"{BRANCH}~1").strip() == first_sha
+    assert run_git(origin, "show", f"{BRANCH}:calc.py") == 'def add(a, b):\n    """Return a + b."""\n    return a + b\n'
+    assert len(fake.pulls) == 1 and "live-swe pushed" in pr_comments(fake, 8)[-1]
