@@ -96,7 +96,7 @@ def resolve_issue(
     # 1. the issue (or a pull request to continue)
     issue = client.issue(number)
     if "pull_request" in issue:
-        return review.continue_pull(options, client, issue, hooks, store, say, outcome)
+        return review.continue_pull(options, client, hooks, store, say, outcome)
     outcome.branch = branch
     comments = client.issue_comments(number)
     say(f"issue #{number}: {len(comments)} comment(s)")

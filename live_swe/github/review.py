@@ -75,7 +75,7 @@ def _not_continued(pull: dict[str, Any], repo: str) -> str:
     return ""
 
 
-def continue_pull(options: ResolveOptions, client: GitHubClient, issue: dict[str, Any], hooks, store,
+def continue_pull(options: ResolveOptions, client: GitHubClient, hooks, store,
                   say: Callable[[str], None], outcome: ResolveOutcome) -> ResolveOutcome:
     number = options.issue
     hidden = secret_forms(client.token)
@@ -91,6 +91,8 @@ def continue_pull(options: ResolveOptions, client: GitHubClient, issue: dict[str
         outcome.status, outcome.message = "refused", why
         say(f"refused: {why}")
         return outcome
+    if options.base and options.base != pull["base"]["ref"]:
+        say(f"--base {options.base} left aside: the pull request's base is {pull['base']['ref']}")
     reviews, line_comments = client.pull_reviews(number), client.pull_review_comments(number)
     comments = client.issue_comments(number)
     say(f"pull request #{number}: {len(reviews)} review(s), {len(line_comments)} line comment(s), "
