@@ -62,9 +62,11 @@ def test_edits_are_throttled_and_failures_to_edit_do_not_stop_the_run(fake, worl
     run_git(checkout, "checkout", "-q", "main")
     monkeypatch.setattr(progress, "UPDATE_INTERVAL", 0)
     for _ in range(3):
-        fake.fail_next("401", "PATCH", "/issues/comments/")  # the edits while it works fail
+        fake.fail_next("500", "PATCH", "/issues/comments/")  # the edits while it works fail, and are not retried
     assert resolve(fake, checkout, [FIX, LOOK, SUBMIT]).status == "updated"
     assert "updated pull request #8" in issue_comments(fake)[-1]
+    edits = [r.status for r in fake.seen("PATCH", "/issues/comments/")]
+    assert edits[-4:] == [500, 500, 500, 200]  # three steps' edits, one try each, then the result
 
 
 def test_without_a_progress_comment_the_result_is_posted(fake, world):

@@ -9,6 +9,7 @@ raises like any other API call, so the caller reports that it failed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -62,7 +63,9 @@ class ProgressComment:
             return
         self._last_edit = self.clock()
         try:
-            self.client.update_comment(self.comment_id, self._working_body())
+            # one try, short timeout: the agent waits for this edit, so a slow API must not stall it
+            quick = dataclasses.replace(self.client, max_retries=0, timeout=min(self.client.timeout, 10.0))
+            quick.update_comment(self.comment_id, self._working_body())
         except Exception as exc:  # noqa: BLE001 - see start()
             self.say(f"could not update the progress comment: {exc}")
 
