@@ -2,7 +2,7 @@
 (steps, cost, a link to the workflow run), and edited once more into the run's result.
 
 Like claude-code-action's sticky comment: the thread gets one comment per run, not a trail. Edits
-during the run are best effort and throttled (at most one per ``interval`` seconds, plus the
+during the run are best effort and throttled (at most one per ``UPDATE_INTERVAL`` seconds, plus the
 final one); a failure to post or edit never stops the run. The final edit is not best effort: it
 raises like any other API call, so the caller reports that it failed.
 """
@@ -38,8 +38,6 @@ class ProgressComment:
     what: str  # "this issue", "the review comments"
     say: Callable[[str], None] = lambda line: None
     run_url: str | None = None
-    interval: float | None = None  # None: UPDATE_INTERVAL as it is when the run goes
-    clock: Callable[[], float] = time.monotonic
     comment_id: int | None = None
     steps: int = 0
     cost: float = 0.0
@@ -48,7 +46,7 @@ class ProgressComment:
     def start(self) -> None:
         try:
             self.comment_id = int(self.client.create_comment(self.number, self._working_body())["id"])
-            self._last_edit = self.clock()
+            self._last_edit = time.monotonic()
         except Exception as exc:  # noqa: BLE001 - progress is a courtesy; the run goes on without it
             self.say(f"could not post the progress comment on #{self.number}: {exc}")
 
@@ -58,10 +56,9 @@ class ProgressComment:
             return
         self.steps = event["step"]
         self.cost = float(event.get("cost") or self.cost)
-        interval = UPDATE_INTERVAL if self.interval is None else self.interval
-        if self.comment_id is None or self.clock() - self._last_edit < interval:
+        if self.comment_id is None or time.monotonic() - self._last_edit < UPDATE_INTERVAL:
             return
-        self._last_edit = self.clock()
+        self._last_edit = time.monotonic()
         try:
             # one try, short timeout: the agent waits for this edit, so a slow API must not stall it
             quick = dataclasses.replace(self.client, max_retries=0, timeout=min(self.client.timeout, 10.0))
