@@ -239,3 +239,34 @@ def test_outputs_keep_what_was_done_when_a_late_step_fails(tmp_path):
     assert done.returncode == 2 and result["status"] == "error"
     assert result["branch"] == "live-swe/issue-7" and result["pr-number"] == "8"
     assert result["pr-url"] == "https://github.example/o/r/pull/8" and result["message"].startswith("401")
+
+
+def test_action_continues_a_pull_request_against_fake_github(tmp_path):
+    """The action given a pull request's number (a review event's): one more commit on its branch."""
+    fake = FakeGitHub().start()
+    try:
+        fake.permissions["maint"] = "write"
+        seed = make_git_repo(tmp_path / "seed", {"calc.py": "def add(a, b):\n    return a + b\n"})
+        run_git(seed, "checkout", "-q", "-b", "feature")
+        (seed / "calc.py").write_text("def add(a, b):\n    return a + b  # feature\n")
+        run_git(seed, "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qam", "feature")
+        origin = tmp_path / "origin.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
+        checkout = tmp_path / "checkout"
+        subprocess.run(["git", "clone", "-q", "--branch", "main", str(origin), str(checkout)], check=True)
+        head = run_git(origin, "rev-parse", "feature").strip()
+        fake.add_pull(5, head="feature", title="Feature $(touch PWNED)", sha=head)
+        fake.add_review(5, "maint", "/live-swe rename add to plus")
+        script = write_script(tmp_path / "script.yaml", [bash_reply("sed -i 's/def add/def plus/' calc.py"), SUBMIT])
+        fake_venv(tmp_path, f'exec "{sys.executable}" -m live_swe.cli.main "$@"')
+        inputs = {**BASE_INPUTS, "issue-number": "5", "github-token": fake.token, "model": f"scripted:{script}",
+                  "api-key-env": "OPENAI_API_KEY"}
+        done = run_step(tmp_path, checkout, step_environment(tmp_path, inputs, {"GITHUB_API_URL": fake.url}))
+        assert done.returncode == 0, done.stdout + done.stderr
+        result = outputs(tmp_path)
+        assert result["status"] == "updated" and result["pr-number"] == "5" and result["branch"] == "feature"
+        assert run_git(origin, "rev-parse", "feature~1").strip() == head
+        assert run_git(origin, "show", "feature:calc.py").startswith("def plus(a, b):")
+        assert len(fake.pulls) == 1 and not list(tmp_path.rglob("PWNED"))
+    finally:
+        fake.stop()
