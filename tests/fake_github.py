@@ -1,6 +1,7 @@
 """A fake GitHub REST API: a real HTTP server on 127.0.0.1 in a thread, with GitHub's response shapes.
 
-Implements the endpoints live-swe uses (issue, issue comments, collaborator permission, pulls) and
+Implements the endpoints live-swe uses (issue, issue comments and their edits, collaborator permission,
+pulls with their reviews and review comments) and
 can fail on purpose: ``fail_next(kind, method, path_part)`` with kind 401, 404, 500 or rate_limit
 (403 with ``x-ratelimit-remaining: 0``) or rate_limit_429 (429 with ``retry-after``).
 Every request is recorded in ``requests`` (method, path, status, body, authorization header).
@@ -43,6 +44,8 @@ class FakeGitHub:
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)  # login -> admin|maintain|write|triage|read|none
     pulls: list[dict[str, Any]] = field(default_factory=list)
+    reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # pull number -> reviews
+    review_comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # pull number -> line comments
     requests: list[Recorded] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     comments_per_page: int = 30
@@ -66,6 +69,30 @@ class FakeGitHub:
         self.comments[number] = []
         for login, text in comments:
             self._add_comment(number, login, text)
+
+    def add_pull(self, number: int, head: str, base: str = "main", title: str = "A change", body: str = "",
+                 author: str = "reporter", head_repo: str | None = None, sha: str = "") -> dict[str, Any]:
+        """An open pull request; it is an issue too (GitHub numbers both alike), with ``pull_request``."""
+        self.add_issue(number, title, body, author=author)
+        self.issues[number]["pull_request"] = {"url": f"{self.url}/repos/{self.repo}/pulls/{number}"}
+        pull = self._pull(number, title, body, head, base, draft=False)
+        pull["head"].update({"sha": sha, "repo": {"full_name": head_repo or self.repo}})
+        self.pulls.append(pull)
+        self.reviews[number], self.review_comments[number] = [], []
+        return pull
+
+    def add_review(self, number: int, login: str, body: str, state: str = "CHANGES_REQUESTED") -> None:
+        self.reviews[number].append({"id": self._id(), "user": {"login": login, "type": "User"}, "body": body,
+                                     "state": state})
+
+    def add_review_comment(self, number: int, login: str, path: str, line: int, body: str) -> None:
+        self.review_comments[number].append({"id": self._id(), "user": {"login": login, "type": "User"},
+                                             "path": path, "line": line, "body": body})
+
+    def comment_updates(self, comment_id: int) -> list[str]:
+        """The bodies a comment was edited to, in order."""
+        return [r.body["body"] for r in self.requests
+                if r.method == "PATCH" and r.path.endswith(f"/issues/comments/{comment_id}") and r.status == 200]
 
     def fail_next(self, kind: str, method: str | None = None, path_part: str | None = None) -> None:
         self.failures.append(Failure(kind, method, path_part))
@@ -174,6 +201,20 @@ class FakeGitHub:
                     return 422, {"message": "Validation Failed", "errors": [{"field": "body", "code": "missing"}]}, {}
                 return 201, self._add_comment(number, "github-actions[bot]", body["body"]), {}
             return self._page(handler, self.comments[number], query)
+        if (match := re.fullmatch(r"/issues/comments/(\d+)", rest)) and method == "PATCH":
+            for comment in (c for thread in self.comments.values() for c in thread):
+                if comment["id"] == int(match[1]):
+                    comment["body"] = body["body"]
+                    return 200, comment, {}
+            return 404, {"message": "Not Found", **docs}, {}
+        if (match := re.fullmatch(r"/pulls/(\d+)", rest)) and method == "GET":
+            found = [p for p in self.pulls if p["number"] == int(match[1])]
+            return (200, found[0], {}) if found else (404, {"message": "Not Found", **docs}, {})
+        if match := re.fullmatch(r"/pulls/(\d+)/(reviews|comments)", rest):
+            store = self.reviews if match[2] == "reviews" else self.review_comments
+            if int(match[1]) not in store:
+                return 404, {"message": "Not Found", **docs}, {}
+            return self._page(handler, store[int(match[1])], query)
         if match := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             login = match[1]
             if login not in self.permissions:
@@ -204,15 +245,21 @@ class FakeGitHub:
                 {"resource": "PullRequest", "code": "custom",
                  "message": f"A pull request already exists for {label}."}]}, {}
         number = max([*self.issues, *(p["number"] for p in self.pulls), 0]) + 1
-        pull = {
+        pull = self._pull(number, body["title"], body.get("body"), body["head"], body["base"], bool(body.get("draft")))
+        self.pulls.append(pull)
+        self.add_issue(number, body["title"], body.get("body") or "", author="github-actions[bot]")
+        self.issues[number]["pull_request"] = {"url": pull["url"]}  # a pull request is an issue too
+        self.reviews[number], self.review_comments[number] = [], []
+        return 201, pull, {}
+
+    def _pull(self, number: int, title: str, body: str | None, head: str, base: str, draft: bool) -> dict[str, Any]:
+        return {
             "url": f"{self.url}/repos/{self.repo}/pulls/{number}", "id": self._id(), "number": number,
             "html_url": f"https://github.example/{self.repo}/pull/{number}", "state": "open",
-            "title": body["title"], "body": body.get("body"), "draft": bool(body.get("draft")),
-            "head": {"label": label, "ref": body["head"]}, "base": {"label": f"{self.owner}:{body['base']}",
-                                                                     "ref": body["base"]},
+            "title": title, "body": body, "draft": draft,
+            "head": {"label": f"{self.owner}:{head}", "ref": head, "repo": {"full_name": self.repo}},
+            "base": {"label": f"{self.owner}:{base}", "ref": base, "repo": {"full_name": self.repo}},
         }
-        self.pulls.append(pull)
-        return 201, pull, {}
 
     def _page(self, handler, items: list[Any], query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int((query.get("per_page") or ["30"])[0]), self.comments_per_page)

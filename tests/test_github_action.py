@@ -36,7 +36,8 @@ def test_action_is_composite_with_the_inputs_users_need():
     assert data["runs"]["using"] == "composite"
     for name in ("model", "api-key", "step-limit", "cost-limit", "base", "draft", "issue-number", "actor"):
         assert name in data["inputs"], name
-    assert data["inputs"]["issue-number"]["default"] == "${{ github.event.issue.number }}"
+    assert data["inputs"]["issue-number"]["default"] == (
+        "${{ github.event.issue.number || github.event.pull_request.number }}")
     assert data["inputs"]["actor"]["default"] == "${{ github.actor }}"
 
 
@@ -61,7 +62,9 @@ def test_install_uses_the_actions_own_path():
 def test_example_workflow_has_minimal_permissions_and_limits():
     workflow = example_workflow()
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
-    assert triggers == {"issues": {"types": ["labeled"]}, "issue_comment": {"types": ["created"]}}
+    assert triggers == {"issues": {"types": ["labeled"]}, "issue_comment": {"types": ["created"]},
+                        "pull_request_review": {"types": ["submitted"]},
+                        "pull_request_review_comment": {"types": ["created"]}}
     top = workflow.get("permissions")
     for name, job in workflow["jobs"].items():
         assert job.get("permissions", top) == MINIMAL, name
@@ -70,6 +73,10 @@ def test_example_workflow_has_minimal_permissions_and_limits():
         assert "github.event.label.name == 'live-swe'" in condition
         assert "'/live-swe fix'" in condition and "author_association" in condition
         assert "!github.event.issue.pull_request" in condition
+        # on pull requests, only people associated with the repository (the action checks write access)
+        for body in ("github.event.comment.body, '/live-swe')", "github.event.review.body, '/live-swe')"):
+            assert body in condition
+        assert condition.count("author_association") == 4
         checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout"))
         assert checkout["with"]["persist-credentials"] is False
         for step in job["steps"]:
@@ -217,5 +224,49 @@ def test_action_end_to_end_against_fake_github(tmp_path):
         for secret in (fake.token, BASE_INPUTS["api-key"]):  # ... and saw neither credential
             assert secret not in log and secret not in done.stdout + done.stderr
             assert secret not in fake.pulls[0]["body"]
+    finally:
+        fake.stop()
+
+
+def test_outputs_keep_what_was_done_when_a_late_step_fails(tmp_path):
+    """live-swe stopped on an error after the push and the pull request: the outputs still say so."""
+    (tmp_path / "result.json").write_text(json.dumps({
+        "status": "error", "branch": "live-swe/issue-7", "pr_number": 8, "pr_url": "https://github.example/o/r/pull/8",
+        "session_id": "s1", "steps": 3, "cost": 0.2, "message": "401 Unauthorized for comment 1001"}) + "\n")
+    fake_venv(tmp_path, f'cat "{tmp_path / "result.json"}"; exit 2')
+    done = run_step(tmp_path, tmp_path, step_environment(tmp_path, BASE_INPUTS, {}))
+    result = outputs(tmp_path)
+    assert done.returncode == 2 and result["status"] == "error"
+    assert result["branch"] == "live-swe/issue-7" and result["pr-number"] == "8"
+    assert result["pr-url"] == "https://github.example/o/r/pull/8" and result["message"].startswith("401")
+
+
+def test_action_continues_a_pull_request_against_fake_github(tmp_path):
+    """The action given a pull request's number (a review event's): one more commit on its branch."""
+    fake = FakeGitHub().start()
+    try:
+        fake.permissions["maint"] = "write"
+        seed = make_git_repo(tmp_path / "seed", {"calc.py": "def add(a, b):\n    return a + b\n"})
+        run_git(seed, "checkout", "-q", "-b", "feature")
+        (seed / "calc.py").write_text("def add(a, b):\n    return a + b  # feature\n")
+        run_git(seed, "-c", "user.name=d", "-c", "user.email=d@e", "commit", "-qam", "feature")
+        origin = tmp_path / "origin.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
+        checkout = tmp_path / "checkout"
+        subprocess.run(["git", "clone", "-q", "--branch", "main", str(origin), str(checkout)], check=True)
+        head = run_git(origin, "rev-parse", "feature").strip()
+        fake.add_pull(5, head="feature", title="Feature $(touch PWNED)", sha=head)
+        fake.add_review(5, "maint", "/live-swe rename add to plus")
+        script = write_script(tmp_path / "script.yaml", [bash_reply("sed -i 's/def add/def plus/' calc.py"), SUBMIT])
+        fake_venv(tmp_path, f'exec "{sys.executable}" -m live_swe.cli.main "$@"')
+        inputs = {**BASE_INPUTS, "issue-number": "5", "github-token": fake.token, "model": f"scripted:{script}",
+                  "api-key-env": "OPENAI_API_KEY"}
+        done = run_step(tmp_path, checkout, step_environment(tmp_path, inputs, {"GITHUB_API_URL": fake.url}))
+        assert done.returncode == 0, done.stdout + done.stderr
+        result = outputs(tmp_path)
+        assert result["status"] == "updated" and result["pr-number"] == "5" and result["branch"] == "feature"
+        assert run_git(origin, "rev-parse", "feature~1").strip() == head
+        assert run_git(origin, "show", "feature:calc.py").startswith("def plus(a, b):")
+        assert len(fake.pulls) == 1 and not list(tmp_path.rglob("PWNED"))
     finally:
         fake.stop()

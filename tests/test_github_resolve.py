@@ -13,7 +13,7 @@ import pytest
 from conftest import SUBMIT, bash_reply, run_git, write_script
 from fake_github import FakeGitHub
 
-from live_swe.errors import UserError
+from live_swe.github import progress
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import GitError, auth_config
 from live_swe.github.resolve import ResolveOptions, issue_task, resolve_issue
@@ -210,13 +210,6 @@ def test_missing_issue_is_a_clear_error_and_nothing_happens(fake, world):
     assert not origin_has(origin, BRANCH)
 
 
-def test_pull_requests_are_not_resolved(fake, world):
-    origin, checkout = world
-    fake.issues[7]["pull_request"] = {"url": "x"}
-    with pytest.raises(UserError, match="is a pull request"):
-        resolve(fake, checkout, [FIX, SUBMIT])
-
-
 def test_persisted_checkout_credentials_are_refused(fake, world):
     origin, checkout = world
     run_git(checkout, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0")
@@ -241,10 +234,11 @@ def test_dirty_checkout_is_refused(fake, world):
 def test_a_failed_comment_does_not_hide_the_error(fake, world):
     origin, checkout = world
     (checkout / "stray.txt").write_text("x")
-    fake.fail_next("401", "POST", "/issues/7/comments")
+    fake.fail_next("401", "POST", "/issues/7/comments")  # the progress comment
+    fake.fail_next("401", "POST", "/issues/7/comments")  # and the error, posted instead of edited in
     with pytest.raises(GitError, match="uncommitted changes"):
         resolve(fake, checkout, [FIX, SUBMIT])
-    assert issue_comments(fake) == [] and [r.status for r in fake.seen("POST", "/comments")] == [401]
+    assert issue_comments(fake) == [] and [r.status for r in fake.seen("POST", "/comments")] == [401, 401]
 
 
 def test_error_in_the_agent_run_is_said_on_the_issue_without_the_token(fake, world):
@@ -275,9 +269,10 @@ def test_pull_request_that_cannot_be_opened_says_the_branch_was_pushed(fake, wor
     assert resolve(fake, checkout, [FIX, SUBMIT]).status == "opened"
 
 
-def test_failed_link_comment_names_the_pull_request_that_was_opened(fake, world):
+def test_failed_link_comment_names_the_pull_request_that_was_opened(fake, world, monkeypatch):
     origin, checkout = world
-    fake.fail_next("401", "POST", "/issues/7/comments")  # only the link; the error comment gets through
+    monkeypatch.setattr(progress, "UPDATE_INTERVAL", 1e9)  # no edit while the agent works: the next is the link
+    fake.fail_next("401", "PATCH", "/issues/comments/")  # only the link; the error comment gets through
     with pytest.raises(GitHubError, match="401 Unauthorized"):
         resolve(fake, checkout, [FIX, SUBMIT])
     [comment] = issue_comments(fake)
@@ -395,6 +390,7 @@ def test_pull_request_created_meanwhile_is_updated_not_duplicated(fake, world):
 def test_rerun_from_its_own_branch_needs_a_base(fake, world):
     origin, checkout = world
     resolve(fake, checkout, [FIX, SUBMIT])
+    run_git(checkout, "checkout", "-q", BRANCH)  # someone looks at the run's branch, then starts again
     with pytest.raises(GitError, match="pass --base BRANCH"):
         resolve(fake, checkout, [FIX, SUBMIT])
     assert "nothing was pushed" in issue_comments(fake)[-1] and "pass --base BRANCH" in issue_comments(fake)[-1]

@@ -23,7 +23,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 @app.callback()
 def _group() -> None:
-    """GitHub: turn an issue into a pull request."""
+    """GitHub: turn an issue into a pull request, or continue one on review comments."""
 
 
 def _stderr(line: str) -> None:
@@ -45,7 +45,8 @@ def _progress(event: dict[str, Any]) -> None:
 @friendly
 def resolve(
     repo: str = typer.Option(None, "--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)."),
-    issue: int = typer.Option(..., "--issue", min=1, help="The issue number."),
+    issue: int = typer.Option(..., "--issue", "--pr", min=1,
+                              help="The issue to resolve, or a pull request to continue with its review comments."),
     base: str = typer.Option(None, "--base", help="Base branch (default: the branch checked out)."),
     draft: bool = typer.Option(False, "--draft", help="Open the pull request as a draft."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object at the end."),
@@ -60,15 +61,20 @@ def resolve(
 ) -> None:
     """Resolve an issue: run the agent on branch live-swe/issue-N and open or update its pull request.
 
+    Given a pull request, continue it: the agent works on its branch with the review comments as its
+    task, and the change is pushed there.
+
     Reads GITHUB_TOKEN and GITHUB_API_URL from the environment (never from the command line).
     """
     from live_swe.github.api import GitHubClient
-    from live_swe.github.resolve import ResolveOptions, resolve_issue
+    from live_swe.github.resolve import ResolveOptions, ResolveOutcome, branch_name, resolve_issue
     from live_swe.runner import RunHooks
 
+    # Filled in as the flow goes: when a late step fails, the JSON still names the branch that was
+    # pushed and the pull request that was opened.
+    outcome = ResolveOutcome("error", branch_name(issue))
     if as_json:
-        fail_as_json(lambda: {"branch": None, "pr_number": None, "pr_url": None, "session_id": None, "steps": 0,
-                              "cost": 0.0})
+        fail_as_json(outcome.to_json)
 
     repo = repo or os.environ.get("GITHUB_REPOSITORY")
     if not repo:
@@ -79,7 +85,7 @@ def resolve(
         step_limit=step_limit, cost_limit=cost_limit, actor=actor, repo_instructions=repo_instructions,
     )
     hooks = RunHooks(observers=[_progress])
-    outcome = resolve_issue(options, client, hooks, log=_stderr)
+    outcome = resolve_issue(options, client, hooks, log=_stderr, outcome=outcome)
     if as_json:
         print_json(outcome.to_json())
     elif outcome.pr_url:

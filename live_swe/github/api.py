@@ -95,6 +95,20 @@ class GitHubClient:
         return self._request("POST", f"/repos/{self.repo}/issues/{number}/comments", {"body": body},
                              what=f"a comment on issue #{number}").data
 
+    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        return self._request("PATCH", f"/repos/{self.repo}/issues/comments/{int(comment_id)}", {"body": body},
+                             what=f"comment {comment_id}").data
+
+    def pull(self, number: int) -> dict[str, Any]:
+        return self._request("GET", f"/repos/{self.repo}/pulls/{number}", what=f"pull request #{number}").data
+
+    def pull_reviews(self, number: int) -> list[dict[str, Any]]:
+        return self._paginated(f"/repos/{self.repo}/pulls/{number}/reviews", what=f"reviews of pull request #{number}")
+
+    def pull_review_comments(self, number: int) -> list[dict[str, Any]]:
+        return self._paginated(f"/repos/{self.repo}/pulls/{number}/comments",
+                               what=f"review comments of pull request #{number}")
+
     def permission(self, user: str) -> dict[str, Any]:
         """``{"permission": "admin|write|read|none", "role_name": ...}``; a user GitHub does not know reads as none."""
         path = f"/repos/{self.repo}/collaborators/{urllib.parse.quote(user, safe='')}/permission"

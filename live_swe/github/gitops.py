@@ -149,6 +149,21 @@ class Checkout:
             except GitFailed:
                 raise GitError(f"base branch {base!r} is neither on origin nor local: {fetch_error}") from None
 
+    def position(self) -> str:
+        """What is checked out now: a branch's name, or the commit of a detached HEAD."""
+        try:
+            return str(self.git.run("symbolic-ref", "-q", "--short", "HEAD")).strip()
+        except GitFailed:
+            return self._head()
+
+    def return_to(self, position: str) -> bool:
+        """Check ``position`` out again when the work tree is clean. With changes left (an agent that
+        stopped without submitting), stay, so nothing is lost: False."""
+        if self._git("status", "--porcelain", "--untracked-files=all").strip():
+            return False
+        self._git("checkout", "--quiet", position, "--")
+        return True
+
     def start_branch(self, branch: str, base_sha: str) -> None:
         self._git("checkout", "--quiet", "-B", branch, base_sha)
 
@@ -176,11 +191,12 @@ class Checkout:
             out = self._git("ls-remote", self.remote_url(), f"refs/heads/{branch}", remote=True, repo=isolated)
         return out.split()[0] if out.strip() else ""
 
-    def push(self, branch: str) -> None:
-        """Push HEAD to the recorded remote's ``branch``, replacing a previous run's commit only if it is
-        still the tip. From a throwaway repository: nothing of the checkout's config takes part."""
+    def push(self, branch: str, expected: str | None = None) -> None:
+        """Push HEAD to the recorded remote's ``branch``, replacing what is there only if it is still
+        ``expected`` (default: the tip seen just before). From a throwaway repository: nothing of the
+        checkout's config takes part."""
         head = self._head()
-        expected = self.remote_sha(branch)
+        expected = self.remote_sha(branch) if expected is None else expected
         with isolated_repository(self.git) as isolated:
             self._git("push", "--quiet", "--no-verify", f"--force-with-lease=refs/heads/{branch}:{expected}",
                       self.remote_url(), f"{head}:refs/heads/{branch}", remote=True, repo=isolated)

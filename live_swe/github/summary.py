@@ -2,13 +2,16 @@
 
 The body says what changed (diffstat), which tools the agent made and which scaffold changes it
 committed or had refused (from the session's ``tool`` / ``scaffold`` events, when there are any),
-the trajectory's grade (one line per metric), and the run's steps, cost and model. Text the agent
-wrote is flattened to one line and cannot @-mention anyone. Every string goes through ``redact``
+the trajectory's grade (one line per metric), and the run's steps, cost and model. It opens with
+the agent's own summary of its change (the THOUGHT of its submitting reply), quoted. Text the agent
+wrote mentions nobody, references no issue, and cannot close anything or hide the rest of the body
+(:func:`agent_words`); short fields are flattened to one line. Every string goes through ``redact``
 before it leaves.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +33,44 @@ class RunFacts:
     message: str = ""
 
 
-def _line(text: Any, limit: int = 200) -> str:
+SUMMARY_CHARS = 3000
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")  # @user, @org/team
+_REFERENCE = re.compile(r"#(?=\d)")  # #12, owner/repo#12: links, and closing targets
+# GitHub's closing keywords, when something follows that could name an issue (#12, o/r#12, a URL)
+_CLOSING_WORD = re.compile(r"\b(clos|fix|resolv)(e[sd]?|es|ed)?\b(?=\s*:?\s*(?:[\w.-]+/[\w.-]+)?(?:#|https?://))",
+                           re.IGNORECASE)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _defused(text: str) -> str:
+    """No HTML, no ping, no issue link or closing: a zero-width space breaks each, the text reads the same."""
+    text = text.replace("<", "&lt;")
+    text = _MENTION.sub("@\u200b", text)
+    text = _CLOSING_WORD.sub(lambda m: m[1][0] + "\u200b" + m[0][1:], text)
+    return _REFERENCE.sub("#\u200b", text)
+
+
+def one_line(text: Any, limit: int = 200) -> str:
     """Agent-written text as one harmless Markdown line."""
-    flat = " ".join(str(text or "").split())
-    flat = flat.replace("@", "@\u200b").replace("<", "&lt;").replace("`", "'")
+    flat = _defused(" ".join(str(text or "").split())).replace("`", "'")
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def agent_words(text: str | None, secrets: Iterable[str] = (), limit: int = SUMMARY_CHARS) -> str:
+    """Text the agent wrote, as a Markdown block quote that renders as written but acts on nothing.
+
+    No @-mention pings anyone (a zero-width space after ``@``), no ``#N`` links or closes an issue
+    (one after ``#``, and one inside closing words such as "fixes"), no HTML renders (``<`` is
+    escaped, so a ``<!-- -->`` or ``<details>`` cannot hide the rest), and a code fence left open is
+    closed inside the quote. Secrets are masked first, so a cut never splits one.
+    """
+    text = redact((text or "").strip(), secrets)
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    lines = _defused(text).splitlines() or [""]
+    if sum(1 for line in lines if _FENCE.match(line)) % 2:
+        lines.append("```")
+    return "\n".join(f"> {line}".rstrip() for line in lines)
 
 
 def tools_made(events: Iterable[dict[str, Any]]) -> list[str]:
@@ -53,16 +89,16 @@ def scaffold_changes(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e.get("t") == "scaffold" and e.get("kind") in ("commit", "reject", "rollback")]
 
 
-def _scaffold_line(event: dict[str, Any]) -> str:
-    files = ", ".join(_line(f, 80) for f in event.get("files") or []) or "no files listed"
+def _scaffoldone_line(event: dict[str, Any]) -> str:
+    files = ", ".join(one_line(f, 80) for f in event.get("files") or []) or "no files listed"
     step = f"step {event.get('step')}" if event.get("step") is not None else "a step"
     kind = event.get("kind")
     if kind == "commit":
         rev = str(event.get("rev") or "")[:10]
-        why = f": {_line(event.get('reason'))}" if event.get("reason") else ""
+        why = f": {one_line(event.get('reason'))}" if event.get("reason") else ""
         return f"- committed at {step} ({files}){f' `{rev}`' if rev else ''}{why}"
     verb = "refused by the gates" if kind == "reject" else "rolled back"
-    return f"- {verb} at {step} ({files}): {_line(event.get('why') or event.get('reason'))}"
+    return f"- {verb} at {step} ({files}): {one_line(event.get('why') or event.get('reason'))}"
 
 
 def contract_section(events: list[dict[str, Any]], steps: int) -> list[str]:
@@ -70,23 +106,37 @@ def contract_section(events: list[dict[str, Any]], steps: int) -> list[str]:
     report = contract_report(events, steps)
     if report is None:
         return []
-    lines = [f"- {_line(v, 300)}" for v in report["violations"]] or ["None."]
+    lines = [f"- {one_line(v, 300)}" for v in report["violations"]] or ["None."]
     return ["### Contract violations", *lines,
             f"- compliance: hard {report['hard_compliance']:.2f}, soft {report['soft_compliance']:.2f}; "
             f"drift {report['drift']:.2f}; reliability {report['reliability']:.2f}", ""]
 
 
 def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
-            grade_lines: Iterable[str] = ()) -> str:
-    """``grade_lines``: the trajectory's grade, one line per metric (``live_swe.grading.report``)."""
-    tools = tools_made(events)
-    grade = [f"- {_line(line, 300)}" for line in grade_lines]
-    changes = scaffold_changes(events)
+            grade_lines: Iterable[str] = (), agent_summary: str = "") -> str:
+    """``grade_lines``: the trajectory's grade, one line per metric (``live_swe.grading.report``);
+    ``agent_summary``: what the agent said of its change when it submitted."""
     parts = [
         MARKER,
         f"Fixes #{facts.issue}",
         "",
         "This pull request was written by the live-swe agent. Review it like any other contribution.",
+        "",
+        *run_report(facts, diffstat, events, secrets, grade_lines, agent_summary),
+    ]
+    return redact("\n".join(parts) + "\n", secrets)
+
+
+def run_report(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
+               grade_lines: Iterable[str] = (), agent_summary: str = "") -> list[str]:
+    """The sections a pull request body, or the comment on a continued pull request, gives of one run."""
+    tools = tools_made(events)
+    grade = [f"- {one_line(line, 300)}" for line in grade_lines]
+    changes = scaffold_changes(events)
+    said = agent_words(agent_summary, secrets) if agent_summary.strip() else "> (the agent gave no summary)"
+    return [
+        "### Summary, in the agent's words",
+        said,
         "",
         "### What changed",
         "```",
@@ -94,20 +144,19 @@ def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secret
         "```",
         "",
         "### Tools the agent made",
-        "\n".join(f"- `{_line(name, 60)}`" for name in tools) if tools else "None.",
+        "\n".join(f"- `{one_line(name, 60)}`" for name in tools) if tools else "None.",
         "",
         "### Scaffold changes",
-        "\n".join(_scaffold_line(e) for e in changes) if changes else "None.",
+        "\n".join(_scaffoldone_line(e) for e in changes) if changes else "None.",
         "",
         *(["### Trajectory grade (0-3 per metric; `live-swe grade` explains it)", *grade, ""] if grade else []),
         *contract_section(events, facts.steps),
         "### Run",
         f"- steps: {facts.steps}",
         f"- cost: ${facts.cost:.4f}",
-        f"- model: `{_line(facts.model, 120)}`",
+        f"- model: `{one_line(facts.model, 120)}`",
         f"- session: `{facts.session_id}` (`live-swe sessions show {facts.session_id}` on the runner)",
     ]
-    return redact("\n".join(parts) + "\n", secrets)
 
 
 def pr_title(issue: int, title: str) -> str:
@@ -122,16 +171,16 @@ def commit_message(issue: int, title: str, session_id: str) -> str:
 
 
 def refusal_comment(actor: str, permission: str) -> str:
-    return (f"{MARKER}\nlive-swe did not run: @{actor} triggered it but has `{_line(permission, 20)}` permission on "
+    return (f"{MARKER}\nlive-swe did not run: @{actor} triggered it but has `{one_line(permission, 20)}` permission on "
             "this repository, and only people with write access can start it. A maintainer can add the label or "
             "comment the command instead.\n")
 
 
-def failure_comment(facts: RunFacts, reason: str, secrets: Iterable[str] = ()) -> str:
-    text = (f"{MARKER}\nlive-swe could not resolve this issue, so nothing was pushed.\n\n"
-            f"- reason: {_line(reason, 500)}\n"
+def failure_comment(facts: RunFacts, reason: str, secrets: Iterable[str] = (), what: str = "resolve this issue") -> str:
+    text = (f"{MARKER}\nlive-swe could not {what}, so nothing was pushed.\n\n"
+            f"- reason: {one_line(reason, 500)}\n"
             f"- status: `{facts.status}` after {facts.steps} steps, cost ${facts.cost:.4f}\n"
-            f"- model: `{_line(facts.model, 120)}`, session `{facts.session_id}`\n")
+            f"- model: `{one_line(facts.model, 120)}`, session `{facts.session_id}`\n")
     return redact(text, secrets)
 
 
@@ -145,7 +194,7 @@ def error_comment(reason: str, secrets: Iterable[str] = (), pushed: str | None =
         what = f"live-swe pushed the branch `{pushed}`, but the pull request could not be opened"
     else:
         what = "live-swe stopped before finishing, so nothing was pushed"
-    return redact(f"{MARKER}\n{what}: {_line(reason, 500)}\n", secrets)
+    return redact(f"{MARKER}\n{what}: {one_line(reason, 500)}\n", secrets)
 
 
 def link_comment(pr_number: int, pr_url: str, updated: bool, facts: RunFacts) -> str:
