@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_swe.config import KernelLimits
 from live_swe.infra.git import Git, Identity, init
+from live_swe.runner import RunHooks, RunRequest, start_run
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
@@ -49,9 +51,6 @@ class AgentImprover:
         self.model_factory = model_factory
 
     def __call__(self, parent_scaffold: Path, task: str, workdir: Path) -> Improvement:
-        from live_swe.config import KernelLimits
-        from live_swe.runner import RunHooks, RunRequest, start_run
-
         repo = workdir / "repo"
         scaffold_repository(parent_scaffold, repo)
         request = RunRequest(

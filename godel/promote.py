@@ -18,6 +18,7 @@ from godel.archive import Archive, scaffold_digest
 from godel.validate import latest_better
 from live_swe.config import config_path, load_settings
 from live_swe.errors import UserError
+from live_swe.scaffolding.refs import materialize
 
 
 @dataclass
@@ -57,8 +58,6 @@ def promote(ref: str, *, force: bool = False, archive: Archive | None = None) ->
         )
     target = ref
     if not ref.startswith("archive:"):
-        from live_swe.scaffolding.refs import materialize
-
         with tempfile.TemporaryDirectory(prefix="live-swe-promote-") as tmp:
             folder = Path(tmp) / "scaffold"
             materialize(ref, folder, library=None)

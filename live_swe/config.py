@@ -31,6 +31,14 @@ class KernelLimits(BaseModel):
     max_format_errors: int = Field(default=5, ge=1)
 
 
+UNLIMITED_WHEN_ZERO = {"cost_limit"}  # `--cost-limit 0`: no cost budget (a local model costs nothing)
+
+
+def budget_amount(key: str, value: float) -> float:
+    """A budget as a number to compare: a zero that means "no limit" is infinite."""
+    return float("inf") if key in UNLIMITED_WHEN_ZERO and value == 0 else value
+
+
 class SandboxSettings(BaseModel):
     """The local environment's bubblewrap sandbox (``--sandbox none`` turns it off, per run only)."""
 

@@ -3,17 +3,33 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from live_swe.agent.interfaces import Approver, Observer
 from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.config import KernelLimits, home
-from live_swe.environments.base import Environment
+from live_swe.environments.base import Environment, EnvironmentError_
+from live_swe.environments.docker import DockerEnvironment
+from live_swe.environments.local import LocalEnvironment
+from live_swe.errors import UserError
+from live_swe.evolution.guard import GatedScaffold
+from live_swe.evolution.history import export_accepted
+from live_swe.evolution.hook_worker import HookClient
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model
+from live_swe.models.resolve import make_model
+from live_swe.repomap import build_repo_map
+from live_swe.repomap.snapshot import environment_repo_map
+from live_swe.scaffolding.refs import IGNORE as SCAFFOLD_IGNORE
+from live_swe.scaffolding.refs import SOURCES as SCAFFOLD_SOURCES
+from live_swe.scaffolding.refs import materialize
 from live_swe.session.store import Session, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
@@ -24,6 +40,17 @@ from live_swe.session.trust import (
 )
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
+
+
+def session_scaffold(session_id: str, target: Path) -> None:
+    """``session:ID``: a session's last accepted scaffold from its history, never what a killed
+    step left behind; a session without history has only its work tree."""
+    session = SessionStore.default().open(session_id)
+    if not export_accepted(session, target):
+        shutil.copytree(session.scaffold_dir, target, dirs_exist_ok=True, ignore=SCAFFOLD_IGNORE)
+
+
+SCAFFOLD_SOURCES["session"] = session_scaffold
 
 
 @dataclass
@@ -59,18 +86,12 @@ class RunHooks:
 def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str,
               labels: dict[str, str] | None = None, confinement: dict | None = None) -> Environment:
     if request_env == "local":
-        from live_swe.environments.local import LocalEnvironment
-
         if repo is None:
-            from live_swe.environments.base import EnvironmentError_
-
             raise EnvironmentError_("the local environment needs a repository (--repo PATH)")
         confinement = confinement or {}
         return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir, sandbox=confinement.get("mode", "bubblewrap"),
                                 network=bool(confinement.get("network", False)))
     if request_env == "docker":
-        from live_swe.environments.docker import DockerEnvironment
-
         return DockerEnvironment(
             image=image or "python:3.11-slim",
             repo_dir=repo_dir,
@@ -79,22 +100,16 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
             scaffold_dir=DOCKER_SCAFFOLD_DIR,
             labels={**(labels or {}), "live-swe.session": session.id},
         )
-    from live_swe.environments.base import EnvironmentError_
-
     raise EnvironmentError_(f"unknown environment {request_env!r}; use local or docker")
 
 
 def _make_guard(session: Session, env: Environment, limits: KernelLimits):
     """The gated scaffold: a new session's history starts here; a resumed one is reset to its last commit."""
-    from live_swe.evolution.guard import GatedScaffold
-
     return GatedScaffold(session, env, limits)
 
 
 def _make_hooks(session: Session, guard):
     """The scaffold's hooks, run in an isolated worker process."""
-    from live_swe.evolution.hook_worker import HookClient
-
     return HookClient(guard)
 
 
@@ -132,15 +147,11 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
 def _model(name: str, hooks: RunHooks, api_base: str | None = None) -> Model:
     if hooks.model_factory:
         return hooks.model_factory(name)
-    from live_swe.models.resolve import make_model
-
     return make_model(name, api_base=api_base)
 
 
 def _without_credentials(url: str | None) -> str | None:
     """The URL as it may be saved with the session: a user:password part is dropped."""
-    from urllib.parse import urlsplit, urlunsplit
-
     if not url:
         return None
     parts = urlsplit(url)
@@ -152,8 +163,6 @@ def _without_credentials(url: str | None) -> str | None:
 
 def start_run(request: RunRequest, hooks: RunHooks | None = None, store: SessionStore | None = None) -> RunResult:
     """Create a session for ``request`` and run it to the end."""
-    from live_swe.scaffolding.refs import materialize
-
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
@@ -209,8 +218,6 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     session = store.open(session_id)
     meta = session.meta
     if meta.status == "submitted":
-        from live_swe.errors import UserError
-
         raise UserError(
             f"session {session_id} already submitted its patch; nothing to resume "
             f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
@@ -265,11 +272,6 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
 def _restore_container_work(session: Session, env: Environment) -> None:
     """A container does not outlive its run: the new one gets the repository changes the session
     had when it stopped (its last patch), so the agent resumes on the files it left."""
-    import os
-    import tempfile
-
-    from live_swe.environments.base import EnvironmentError_
-
     patch = session.patch()
     if not patch.strip():
         return
@@ -299,12 +301,8 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     source = "host" if request.repo else "environment"
     try:
         if request.repo:
-            from live_swe.repomap import build_repo_map
-
             result = build_repo_map(request.repo, request.task, policy.token_budget)
         else:
-            from live_swe.repomap.snapshot import environment_repo_map
-
             result = environment_repo_map(env, request.task, policy.token_budget)
     except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
         session.append({"t": "repo_map", "source": source, "error": f"{type(exc).__name__}: {exc}"[:500]})

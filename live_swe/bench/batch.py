@@ -37,13 +37,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.images import (
+    check_template,
+    how_to_get,
+    image_statuses,
+    instance_images,
+    missing_images_error,
+)
 from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_jsonl, read_preds
 from live_swe.bench.progress import BatchProgress
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
+from live_swe.environments._docker_engine import registry_reachable
 from live_swe.environments.base import EnvironmentError_
+from live_swe.environments.docker import remove_leftover_containers
 from live_swe.errors import UserError
 from live_swe.models.base import Model, ModelError
+from live_swe.models.resolve import make_model
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.scaffolding.refs import materialize
+from live_swe.session.store import SessionStore
 
 BATCH_FILE = "batch.json"
 LOCK_FILE = ".batch.lock"
@@ -121,8 +134,6 @@ class _ModelMaker:
         if self.factory is not None:
             model = self.factory(name, self.instance)
         else:
-            from live_swe.models.resolve import make_model
-
             model = make_model(name)
         self.made.append(_StoppableModel(model, self.stop))
         return self.made[-1]
@@ -232,8 +243,6 @@ class _Engine:
                 raise EnvironmentError_(f"the Docker engine could not be asked about {image!r}: {exc}") from None
 
     def remove_batch_containers(self, batch_id: str) -> list[str]:
-        from live_swe.environments.docker import remove_leftover_containers
-
         try:
             return remove_leftover_containers({BATCH_LABEL: batch_id})
         except Exception:  # noqa: BLE001 - best effort; the containers also die with this process
@@ -256,8 +265,6 @@ class _Batch:
 
     def __init__(self, *, suite: Suite, suite_spec: str, model: str, out: Path, batch_id: str, scaffold: str,
                  model_factory: ModelFactory | None, engine: _Engine):
-        from live_swe.session.store import SessionStore
-
         self.suite = suite
         self.suite_spec = suite_spec
         self.model = model
@@ -316,7 +323,6 @@ class _Batch:
 
     def run_one(self, job: InstanceJob) -> tuple[dict[str, Any], str]:
         """Run the agent on one instance: its record and its patch. Never raises."""
-        from live_swe.runner import RunHooks, RunRequest, start_run
 
         instance, image = job.instance, job.image
         record: dict[str, Any] = {
@@ -405,8 +411,6 @@ def _check_scaffold(ref: str) -> None:
     """Fail the whole batch now on a bad --scaffold rather than every instance later."""
     import tempfile
 
-    from live_swe.scaffolding.refs import materialize
-
     with tempfile.TemporaryDirectory(prefix="live-swe-bench-scaffold-") as tmp:
         materialize(ref, Path(tmp) / "scaffold")
 
@@ -420,8 +424,6 @@ def _jobs(suite: Suite, todo: list[Instance], engine: _Engine, limits: KernelLim
           image_override: Callable[[Instance], str] | None, skip_missing: bool) -> list[InstanceJob]:
     """Each instance's image, looked up before anything runs; a missing one that cannot be pulled
     stops the batch (with what to run to get it), or with ``skip_missing`` fails that instance."""
-    from live_swe.bench.images import how_to_get, image_statuses, instance_images, missing_images_error
-    from live_swe.environments._docker_engine import registry_reachable
 
     if image_override is not None:
         chosen = {i.instance_id: image_override(i) for i in todo}
@@ -475,8 +477,6 @@ def run_batch(
     if total_cost_limit is not None and total_cost_limit <= 0:
         raise UserError(f"--total-cost-limit must be more than 0 (got {total_cost_limit})")
     if image_template:
-        from live_swe.bench.images import check_template
-
         check_template(image_template)
     limits = limits or KernelLimits()
     out = Path(out).expanduser().resolve()
@@ -485,8 +485,6 @@ def run_batch(
     # a bad model name or scaffold fails the batch once, before anything is written
     _check_scaffold(scaffold)
     if model_factory is None:
-        from live_swe.models.resolve import make_model
-
         make_model(model)
 
     def todo_now() -> list[Instance]:

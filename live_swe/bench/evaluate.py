@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
+from live_swe.bench.pro_eval import evaluate_pro_instance
 from live_swe.bench.stats import wilson_interval
 from live_swe.bench.suites import Instance, Suite, load_suite
 from live_swe.errors import UserError
@@ -389,7 +391,6 @@ def evaluate(
 ) -> EvalReport:
     """Grade ``predictions`` for ``instances``; ids in ``no_prediction`` count as unresolved, and
     instances whose image is missing are reported (``missing_image``) while the others are graded."""
-    from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
 
     run_id = check_run_id(run_id or default_run_id())
     out = Path(out).resolve()
@@ -424,8 +425,6 @@ def evaluate(
         for outcome in graded:
             outcomes[outcome.instance_id] = outcome
     if pro:
-        from live_swe.bench.pro_eval import evaluate_pro_instance
-
         root = _pro_scripts_root(suite, pro_repo)
         for instance in pro:
             chosen = replace(instance, image=images.get(instance.instance_id, instance.image))

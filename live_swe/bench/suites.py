@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from live_swe.errors import UserError
+from live_swe.resources import resource_path
+from live_swe.scaffolding.refs import materialize
+from live_swe.scaffolding.render import render
+from live_swe.scaffolding.scaffold import load_scaffold, sample_context
 
 SWEBENCH_DATASETS = {
     "swebench-verified": ("princeton-nlp/SWE-bench_Verified", "SWE-bench_Verified.test.parquet"),
@@ -164,10 +168,6 @@ def task_text(instance: Instance) -> str:
 def render_first_prompt(instance: Instance, scaffold_ref: str = "seed") -> str:
     """The first user message the agent sees for ``instance``, rendered by a real scaffold."""
     import tempfile
-
-    from live_swe.scaffolding.refs import materialize
-    from live_swe.scaffolding.render import render
-    from live_swe.scaffolding.scaffold import load_scaffold, sample_context
 
     with tempfile.TemporaryDirectory(prefix="live-swe-prompt-") as tmp:
         target = Path(tmp) / "scaffold"
@@ -431,7 +431,6 @@ def local_suite_dir(name: str) -> Path:
         return candidate
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise SuiteError(f"local:{name}: not a suite name or a suite directory")
-    from live_swe.resources import resource_path
 
     try:
         return resource_path("evals", "suites", name)

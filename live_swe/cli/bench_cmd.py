@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from live_swe.cli.common import fail, friendly
+from live_swe.cli.common import fail, friendly, with_archive_scaffolds
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None)
@@ -50,6 +50,7 @@ def run(
     from live_swe.bench.batch import run_batch
     from live_swe.config import load_settings
 
+    with_archive_scaffolds()
     settings = load_settings({
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,

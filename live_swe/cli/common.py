@@ -34,6 +34,13 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
+def with_archive_scaffolds() -> None:
+    """Let a command's scaffold (``--scaffold`` or the configured default, which ``scaffold promote``
+    sets) be ``archive:NODE``. The Gödel engine resolves those references and fills them into the
+    kernel's resolver when it is imported; the kernel never imports it, the command line does."""
+    import godel.archive  # noqa: F401 - importing it registers archive:NODE
+
+
 # Set by a command run with --json: a failure then also prints its one JSON object on stdout.
 _json_failure: Callable[[], dict[str, Any]] | None = None
 

@@ -16,7 +16,14 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly, shown, shown_exact, terminal_safe
+from live_swe.cli.common import (
+    EXIT_NOT_SUBMITTED,
+    friendly,
+    shown,
+    shown_exact,
+    terminal_safe,
+    with_archive_scaffolds,
+)
 from live_swe.infra.git import Git, Identity, init
 
 DEMO_STEP_LIMIT = 20
@@ -132,6 +139,7 @@ def demo(
     from live_swe.models.resolve import LOCAL_DEFAULT, make_model
     from live_swe.runner import RunHooks, RunRequest, start_run
 
+    with_archive_scaffolds()
     name = model or LOCAL_DEFAULT
     text = demo_task(task)
     printer = _Printer()

@@ -16,6 +16,7 @@ from live_swe.cli.common import (
     print_json,
     shown,
     shown_exact,
+    with_archive_scaffolds,
 )
 from live_swe.cli.confinement import check_confinement
 
@@ -88,6 +89,7 @@ def run(
     from live_swe.runner import RunHooks, RunRequest, start_run
     from live_swe.session.store import new_session_id
 
+    with_archive_scaffolds()
     session_id = new_session_id()
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))

@@ -42,10 +42,16 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
 @friendly
 def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """One session: task, model, status, steps, cost and patch."""
+    from live_swe.evolution.history import evolution_summary
+    from live_swe.grading.session import current_grade
     from live_swe.session.export import summary
     from live_swe.session.store import SessionStore
 
-    data = summary(SessionStore.default().open(session_id))
+    session = SessionStore.default().open(session_id)
+    events, problems = session.events()
+    data = summary(session, events, problems)
+    data["grade"] = current_grade(session).to_json()
+    data.update(evolution_summary(session, events))
     if as_json:
         print_json(data)
         return

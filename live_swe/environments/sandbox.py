@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -32,6 +33,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import live_swe
+from live_swe.config import home
 from live_swe.environments.base import EnvironmentError_
 
 BWRAP = "bwrap"
@@ -95,8 +98,6 @@ def _real_home() -> Path | None:
 
 
 def _live_swe_home() -> Path:
-    from live_swe.config import home
-
     return Path(os.path.realpath(home()))
 
 
@@ -198,10 +199,10 @@ def _git_machinery(repo: Path) -> tuple[list[Path], list[Path]]:
 
 def _installation() -> list[Path]:
     """live-swe's own code and interpreter: never writable, even inside the repository."""
-    import godel
-    import live_swe
-
-    paths = [Path(live_swe.__file__).parent, Path(godel.__file__).parent, sys.prefix, sys.base_prefix, sys.exec_prefix]
+    # The Gödel engine sits above the kernel: find its folder without importing it.
+    godel = importlib.util.find_spec("godel")
+    engine = [Path(folder) for folder in godel.submodule_search_locations or []] if godel else []
+    paths = [Path(live_swe.__file__).parent, *engine, sys.prefix, sys.base_prefix, sys.exec_prefix]
     return _existing(paths)
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from live_swe.agent.limits import budget_amount, loosened
-from live_swe.config import KernelLimits
+from live_swe.agent.limits import loosened
+from live_swe.config import KernelLimits, budget_amount
 from live_swe.scaffolding.files import NotARegularFile, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render

@@ -26,6 +26,7 @@ from live_swe.evolution.history import ScaffoldHistory
 from live_swe.evolution.hook_worker import HooksUnavailable, smoke_test, source_digest
 from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
+from live_swe.resources import resource_path
 from live_swe.scaffolding.scaffold import (
     Scaffold,
     ScaffoldError,
@@ -425,7 +426,6 @@ class GatedScaffold:
             text = blob.decode("utf-8", "replace")
             if source_digest(text) not in self._failed_hooks:
                 return text, f"commit {revision.rev[:8]}"
-        from live_swe.resources import resource_path
 
         seed = resource_path("scaffold", "hooks.py").read_text()
         if source_digest(seed) not in self._failed_hooks:

@@ -17,11 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_swe.config import load_settings
 from live_swe.errors import UserError
 from live_swe.github import summary
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
+from live_swe.grading.report import metric_lines
+from live_swe.grading.session import current_grade
 from live_swe.infra.redact import contains_secret, redact
+from live_swe.models.resolve import default_model_name
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import SessionStore
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
@@ -113,10 +119,6 @@ def resolve_issue(
     store=None,
     log: Callable[[str], None] = lambda line: None,
 ) -> ResolveOutcome:
-    from live_swe.config import load_settings
-    from live_swe.models.resolve import default_model_name
-    from live_swe.runner import RunHooks, RunRequest, start_run
-
     number, branch = options.issue, branch_name(options.issue)
     hidden = secret_forms(client.token)
 
@@ -229,16 +231,11 @@ def _open_or_update_pull(client: GitHubClient, branch: str, base: str, title: st
 
 
 def _session_events(session_id: str, store) -> list[dict[str, Any]]:
-    from live_swe.session.store import SessionStore
-
     return (store or SessionStore.default()).open(session_id).events()[0]
 
 
 def _grade_lines(session_id: str, store) -> list[str]:
     """The run's grade, one line per metric (the analysers': free, no judge is called here)."""
-    from live_swe.grading.report import metric_lines
-    from live_swe.grading.session import current_grade
-    from live_swe.session.store import SessionStore
 
     return metric_lines(current_grade((store or SessionStore.default()).open(session_id)))
 

@@ -12,14 +12,13 @@ import json
 import os
 from pathlib import Path
 
+from live_swe.config import home
 from live_swe.repomap.tags import FileTags
 
 CACHE_VERSION = 3
 
 
 def default_cache_dir() -> Path:
-    from live_swe.config import home
-
     return home() / "cache" / "repomap"
 
 

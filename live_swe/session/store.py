@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from live_swe.config import home
 from live_swe.infra import files
 from live_swe.infra.redact import Redactor, redactor
 
@@ -169,8 +170,6 @@ class SessionStore:
 
     @classmethod
     def default(cls) -> SessionStore:
-        from live_swe.config import home
-
         return cls(home() / "sessions")
 
     def create(self, **fields: Any) -> Session:

@@ -24,6 +24,8 @@ from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
+from live_swe.models.resolve import make_model
+from live_swe.runner import RunHooks, RunRequest, resume_run, start_run
 from live_swe.session.store import SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
@@ -213,18 +215,12 @@ class LiveSweApp(App):
         self._launch(lambda: self._run_new(task, self.session_id))
 
     def _run_new(self, task: str, session_id: str):
-        from live_swe.runner import RunRequest, start_run
-
         request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
                              limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network)
         return start_run(request, self._hooks(), store=self.store)
 
     def _hooks(self):
-        from live_swe.runner import RunHooks
-
-        make = self._model_factory
-        if make is None:
-            from live_swe.models.resolve import make_model as make
+        make = self._model_factory or make_model
         return RunHooks(approver=self.bridge.approve, observers=[self.bridge.observe],
                         model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach)
 
@@ -284,8 +280,6 @@ class LiveSweApp(App):
         self._elapsed = meta.elapsed
 
         def job():
-            from live_swe.runner import resume_run
-
             return resume_run(session_id, self._hooks(), store=self.store,
                               sandbox={"mode": self.sandbox, "network": self.network})
 

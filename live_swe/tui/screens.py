@@ -11,6 +11,7 @@ from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from live_swe.agent.interfaces import Decision
+from live_swe.tui.widgets import _diff_text
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -152,8 +153,6 @@ class FinishScreen(ModalScreen[str]):
         self.branch = branch
 
     def compose(self):
-        from live_swe.tui.widgets import _diff_text
-
         with Vertical():
             yield Label(self.summary, classes="question")
             with VerticalScroll(id="patch"):

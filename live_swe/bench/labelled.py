@@ -20,9 +20,15 @@ from typing import Any
 
 import yaml
 
+from live_swe.bench.suites import load_suite, task_text
+from live_swe.config import KernelLimits
 from live_swe.errors import UserError
 from live_swe.grading.metrics import Finding
+from live_swe.models.base import Reply
+from live_swe.models.scripted import ScriptedModel
 from live_swe.resources import resource_path
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import SessionStore
 
 # Which analyser findings detect each injected kind of error.
 FAMILIES: dict[str, frozenset[str]] = {
@@ -132,10 +138,6 @@ def prepare_repository(instance_id: str, target: Path) -> Path:
 
 def run_item(item: Item, workdir: Path, store, task_texts: dict[str, str]) -> str:
     """Run one trajectory's replies through the loop; returns its session ID."""
-    from live_swe.config import KernelLimits
-    from live_swe.models.base import Reply
-    from live_swe.models.scripted import ScriptedModel
-    from live_swe.runner import RunHooks, RunRequest, start_run
 
     repo = prepare_repository(item.task, workdir / item.id.replace("/", "__"))
     model = ScriptedModel([Reply(r) for r in item.replies], name=f"scripted:{item.id}")
@@ -147,8 +149,6 @@ def run_item(item: Item, workdir: Path, store, task_texts: dict[str, str]) -> st
 def run_set(items: list[Item], workdir: Path, *, workers: int = 1,
             say: Callable[[str], None] = lambda line: None) -> dict[str, str]:
     """Run every trajectory; item ID -> session ID (sessions under ``workdir/sessions``)."""
-    from live_swe.bench.suites import load_suite, task_text
-    from live_swe.session.store import SessionStore
 
     store = SessionStore(Path(workdir) / "sessions")
     suite = {i.instance_id: task_text(i) for i in load_suite("local:local").instances}
