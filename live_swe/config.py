@@ -12,10 +12,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from live_swe.errors import UserError
+
 ENV_PREFIX = "LIVE_SWE_"
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A malformed config file or environment value; the message says where and what to fix."""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from live_swe.errors import ToldToModel
 from live_swe.models.base import Reply
 
 # A fenced block opened with ```bash or ```sh (mini-swe-agent v1; v2's text mode says
@@ -25,7 +26,7 @@ BASH_TOOL = {
 }
 
 
-class FormatError(Exception):
+class FormatError(ToldToModel):
     """The reply did not contain exactly one action; the message is told to the model."""
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from live_swe.agent.limits import loosened
 from live_swe.config import KernelLimits, budget_amount
+from live_swe.errors import ToldToModel
 from live_swe.scaffolding.files import NotARegularFile, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render
@@ -44,7 +45,7 @@ _ROLE_KEYS = {
 RENDER_SECONDS = 2.0
 
 
-class Refused(Exception):
+class Refused(ToldToModel):
     """A gate refused the change; the message says why."""
 
 

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from live_swe.errors import ToldToModel
+
 WORKER_SCRIPT = Path(__file__).with_name("worker_main.py")
 
 CALL_TIMEOUT = 5.0
@@ -36,7 +38,7 @@ _ROLES = {"system", "user", "assistant", "tool"}
 _NO_PYTHON = "LIVE-SWE-NO-PYTHON"
 
 
-class HookFailure(Exception):
+class HookFailure(ToldToModel):
     """The hooks crashed, hung or answered with something unusable; the message says which."""
 
 

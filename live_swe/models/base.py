@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from live_swe.errors import InfrastructureError
 
-class ModelError(Exception):
+
+class ModelError(InfrastructureError):
     """A model could not answer: bad configuration, exhausted script, provider failure.
 
     The message is meant for a person: what went wrong and what to do.
@@ -65,3 +67,4 @@ class Model(Protocol):
         tools: list[dict[str, Any]] | None = None,
         on_token: TokenSink | None = None,
     ) -> Reply: ...
+

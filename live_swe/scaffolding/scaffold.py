@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from live_swe.errors import UserError
 from live_swe.scaffolding.files import NotARegularFile, read_regular, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 
@@ -29,7 +30,7 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _HEADER_KEYS = ("live-swe-tool", "description", "usage")
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(UserError):
     """A scaffold directory that cannot be used; the message names the file and the problem."""
 
 

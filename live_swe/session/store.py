@@ -25,13 +25,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from live_swe.config import home
+from live_swe.errors import UserError
 from live_swe.infra import files
 from live_swe.infra.redact import Redactor, redactor
 
 STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
 
 
-class SessionError(Exception):
+class SessionError(UserError):
     """An unknown or unreadable session; the message says which and what to do."""
 
 
