@@ -23,7 +23,7 @@ from live_swe.evolution.guard import GatedScaffold
 from live_swe.evolution.history import export_accepted
 from live_swe.evolution.hook_worker import HookClient
 from live_swe.infra.git import SHELL_GIT, shell_prelude
-from live_swe.models.base import Model
+from live_swe.models.base import Model, TokenSink, resume_model
 from live_swe.models.resolve import make_model
 from live_swe.repomap import build_repo_map
 from live_swe.repomap.snapshot import environment_repo_map
@@ -81,6 +81,8 @@ class RunHooks:
     observers: list[Observer] = field(default_factory=list)
     model_factory: Callable[[str], Model] | None = None  # tests inject scripted models directly
     on_agent: Callable[[Agent], None] | None = None  # the TUI keeps the agent to message it
+    on_token: TokenSink | None = None  # shows replies as they stream (the TUI, the demo)
+    before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
 
 
 def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str,
@@ -136,6 +138,8 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         hooks=_make_hooks(session, guard),
         approver=hooks.approver,
         observers=hooks.observers,
+        on_token=hooks.on_token,
+        before_step=hooks.before_step,
         patch_fn=patch,
         checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
@@ -254,8 +258,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
         agent = _agent(session, env, model, limits, hooks)
         if messages:
             agent.restore(messages)
-            if hasattr(model, "skip"):  # scripted and replay models continue where the log stops
-                model.skip(sum(1 for m in agent.messages if m.get("role") == "assistant"))
+            resume_model(model, sum(1 for m in agent.messages if m.get("role") == "assistant"))
         else:
             agent.start(meta.task)
         agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})

@@ -291,7 +291,9 @@ async def test_resume_a_session_from_the_picker(git_repo):
     async with app.run_test(size=(130, 40)) as pilot:
         await run_to_finish(pilot)
         assert app.result is None or app.result.status == "error"
-    app, factory = make_app(git_repo, [SUBMIT], mode=ApprovalMode.AUTO)
+    # The resumed run is given the whole script again (as `--model scripted:FILE` reads it again): it
+    # continues where the log stops, with the second reply, not the first a second time.
+    app, factory = make_app(git_repo, [FIX, SUBMIT], mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.press("f3")
         picker = await wait_for_screen(pilot, SessionPicker)
@@ -302,6 +304,7 @@ async def test_resume_a_session_from_the_picker(git_repo):
         assert [c.step for c in app.query(StepCard)] == [1, 2]  # the earlier step is shown too
         assert "+    return a + b" in app.result.patch
     assert factory.models[0].seen[0][-1]["role"] == "user"  # it went on from the saved conversation
+    assert len(factory.models[0].seen) == 1  # one query: the submission
     app, _ = make_app(git_repo, [SUBMIT], session_id="later")
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.press("f3")

@@ -18,6 +18,7 @@ from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
+from live_swe.scaffolding.context import template_context
 from live_swe.scaffolding.render import render
 from live_swe.session.store import Session
 
@@ -68,6 +69,8 @@ class Agent:
         hooks: Hooks | None = None,
         approver: Approver | None = None,
         observers: list[Observer] | None = None,
+        on_token: TokenSink | None = None,
+        before_step: Callable[[], None] | None = None,
         patch_fn=None,
         checkpoint_fn=None,
     ):
@@ -88,16 +91,14 @@ class Agent:
         self._started = time.monotonic()
         self._elapsed_before = session.meta.elapsed
         self._pending_user_note: str | None = None
-        self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
-        self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
+        self.on_token = on_token  # a front end showing replies as they stream (the TUI, the demo)
+        self.before_step = before_step  # a front end's pause point; may raise KeyboardInterrupt
         self._system_scaffold = None  # the scaffold messages[0] was last checked against
         self._listed_tools: set[str] | None = None  # the tools messages[0] lists (None: not known, after resume)
         # The secrets this process holds never reach the model, the hooks or the log.
         self._redact = redactor()
         for seam in (self.guard, self.hooks):
-            attach = getattr(seam, "attach", None)
-            if callable(attach):
-                attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
+            seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
     def emit(self, event: dict[str, Any]) -> None:
@@ -124,18 +125,9 @@ class Agent:
 
     # -- rendering
     def _context(self, **extra: Any) -> dict[str, Any]:
-        scaffold = self.guard.current
-        context = {
-            "repo_dir": self.env.repo_dir,
-            "scaffold_dir": self.env.scaffold_dir,
-            "action_format": scaffold.policy.action_format,
-            "command_timeout": self.limits.command_timeout,
-            "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
-            "step": self.step,
-            "model": getattr(self.model, "name", "") or "",
-        }
-        context.update(extra)
-        return context
+        return template_context(self.guard.current, repo_dir=self.env.repo_dir, scaffold_dir=self.env.scaffold_dir,
+                                command_timeout=self.limits.command_timeout, step=self.step,
+                                model=self.model.name or "", **extra)
 
     def _render(self, role: str, **extra: Any) -> str:
         # a scaffold is agent-written: a tool description may carry what a command printed
@@ -279,9 +271,7 @@ class Agent:
     def _close_seams(self) -> None:
         """The guard checks what the last step left in the scaffold; hook workers stop."""
         for seam in (self.guard, self.hooks):
-            close = getattr(seam, "close", None)
-            if callable(close):
-                close(self.step)
+            seam.close(self.step)
 
     def _observation(self, output: Output) -> str:
         scaffold = self.guard.current

@@ -52,7 +52,7 @@ from live_swe.environments._docker_engine import registry_reachable
 from live_swe.environments.base import EnvironmentError_
 from live_swe.environments.docker import remove_leftover_containers
 from live_swe.errors import UserError
-from live_swe.models.base import Model, ModelError
+from live_swe.models.base import Model, ModelError, ModelWrapper
 from live_swe.models.resolve import make_model
 from live_swe.runner import RunHooks, RunRequest, start_run
 from live_swe.scaffolding.refs import materialize
@@ -98,14 +98,13 @@ class BatchSummary:
         return data
 
 
-class _StoppableModel:
+class _StoppableModel(ModelWrapper):
     """The instance's model, refusing to answer once the batch is stopping (ends the agent fast);
     it books the time spent waiting for answers (the record's ``timings.model``)."""
 
     def __init__(self, model: Model, stop: threading.Event):
-        self._model = model
+        super().__init__(model)
         self._stop = stop
-        self.name = getattr(model, "name", "model")
         self.seconds = 0.0
 
     def query(self, messages, *, tools=None, on_token=None):
@@ -113,12 +112,9 @@ class _StoppableModel:
             raise ModelError("the batch was interrupted")
         started = time.monotonic()
         try:
-            return self._model.query(messages, tools=tools, on_token=on_token)
+            return super().query(messages, tools=tools, on_token=on_token)
         finally:
             self.seconds += time.monotonic() - started
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
 
 
 class _ModelMaker:

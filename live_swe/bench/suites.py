@@ -28,9 +28,10 @@ from typing import Any
 
 from live_swe.errors import UserError
 from live_swe.resources import resource_path
+from live_swe.scaffolding.context import sample_context
 from live_swe.scaffolding.refs import materialize
 from live_swe.scaffolding.render import render
-from live_swe.scaffolding.scaffold import load_scaffold, sample_context
+from live_swe.scaffolding.scaffold import load_scaffold
 
 SWEBENCH_DATASETS = {
     "swebench-verified": ("princeton-nlp/SWE-bench_Verified", "SWE-bench_Verified.test.parquet"),

@@ -115,18 +115,6 @@ class _Printer:
             print(shown(f"live-swe: {event['text']}"), file=sys.stderr, flush=True)
 
 
-class _StreamingModel:
-    """Passes every query through with the printer as its token sink."""
-
-    def __init__(self, model, sink):
-        self.model = model
-        self.name = model.name
-        self.sink = sink
-
-    def query(self, messages, *, tools=None, on_token=None):
-        return self.model.query(messages, tools=tools, on_token=on_token or self.sink)
-
-
 @friendly
 def demo(
     model: str = typer.Option(None, "--model", "-m", help="The model to use (default: the local default model)."),
@@ -143,11 +131,11 @@ def demo(
     name = model or LOCAL_DEFAULT
     text = demo_task(task)
     printer = _Printer()
-    loaded = _StreamingModel(make_model(name), printer.token)  # a missing model fails before anything is made
+    loaded = make_model(name)  # a missing model fails before anything is made
     repo = make_demo_repo()
     print(f"demo repository: {repo}\nmodel: {name}\ntask:\n{text}", file=sys.stderr)
     request = RunRequest(task=text, model=name, repo=repo, limits=KernelLimits(step_limit=step_limit))
-    hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded)
+    hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded, on_token=printer.token)
     result = start_run(request, hooks)
     if printer.streaming:
         print("", file=sys.stderr)

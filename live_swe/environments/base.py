@@ -47,4 +47,5 @@ class Environment(Protocol):
 
     def close(self) -> None: ...
 
-    # Optional: ``interrupt()`` kills the running command from another thread (a front end stopping).
+    def interrupt(self) -> None:
+        """Kill the running command from another thread (a front end stopping); no-op when idle."""

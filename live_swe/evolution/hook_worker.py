@@ -389,5 +389,8 @@ class HookClient:
     def after_step(self, step: int, command: str, returncode: int) -> str:
         return self._call("after_step", [step, command, returncode], valid_text, "", step)
 
+    def attach(self, emit) -> None:
+        """Nothing to log itself: the guard records fallbacks and restores."""
+
     def close(self, step: int | None = None) -> None:
         self._stop()

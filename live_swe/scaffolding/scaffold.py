@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -154,22 +153,3 @@ def discover_tools(tools_dir: Path) -> list[ToolInfo]:
         if header and header["live-swe-tool"] == path.name:
             found.append(ToolInfo(path.name, header["description"], header["usage"], path))
     return found
-
-
-def sample_context() -> dict[str, Any]:
-    """A context every template must render over (the gate for template edits uses it too)."""
-    return {
-        "task": "Fix the off-by-one error in utils.slice_window.",
-        "repo_dir": "/testbed",
-        "repo_map": "utils.py:\n  def slice_window(items, size)",
-        "action_format": "text",
-        "command_timeout": 60,
-        "tools": [{"name": "find-def", "description": "Find a definition", "usage": "find-def NAME"}],
-        "step": 3,
-        "model": "anthropic/claude-sonnet-4-5",
-        "output": {"text": "ok", "returncode": 0, "timed_out": False, "head": "ok", "tail": "", "elided_chars": 0},
-        "truncated": False,
-        "reflection": "",
-        "error": "no bash block found",
-        "scaffold_dir": "/opt/live-swe/scaffold",
-    }

@@ -222,7 +222,8 @@ class LiveSweApp(App):
     def _hooks(self):
         make = self._model_factory or make_model
         return RunHooks(approver=self.bridge.approve, observers=[self.bridge.observe],
-                        model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach)
+                        model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach,
+                        on_token=self.bridge.on_token, before_step=self.bridge.before_step)
 
     def _reset_run_view(self, task: str) -> None:
         self.task_text = task
