@@ -21,7 +21,7 @@ from live_swe.environments.local import LocalEnvironment
 from live_swe.errors import UserError
 from live_swe.evolution.guard import GatedScaffold
 from live_swe.evolution.history import export_accepted
-from live_swe.evolution.hook_worker import HookClient
+from live_swe.evolution.hook_client import HookClient
 from live_swe.infra.git import SHELL_GIT, shell_prelude
 from live_swe.models.base import Model, TokenSink, resume_model
 from live_swe.models.resolve import make_model

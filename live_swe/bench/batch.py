@@ -564,20 +564,26 @@ def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchS
             fill()
     except KeyboardInterrupt:
         summary.interrupted = True
-        batch.stop.set()
         queue.clear()
-        for future in pending:
-            future.cancel()
         progress.note("interrupted: stopping the workers and removing this batch's containers")
-        while pending:
-            try:
-                batch.engine.remove_batch_containers(batch.batch_id)
-                wait(pending, timeout=2)
-            except KeyboardInterrupt:
-                continue  # already stopping; keep cleaning up
-            ended = {f for f in pending if f.done()}
-            collect(ended)
-            pending -= ended
-        batch.engine.remove_batch_containers(batch.batch_id)
+        _stop_workers(batch, pending, collect)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(batch: _Batch, pending: set[Future], collect: Callable[[set[Future]], None]) -> None:
+    """Ctrl-C: the running instances stop at their next model call, their containers are removed
+    (again, until every worker has ended: a worker may start one late), and what they finished is kept."""
+    batch.stop.set()
+    for future in pending:
+        future.cancel()
+    while pending:
+        try:
+            batch.engine.remove_batch_containers(batch.batch_id)
+            wait(pending, timeout=2)
+        except KeyboardInterrupt:
+            continue  # already stopping; keep cleaning up
+        ended = {f for f in pending if f.done()}
+        collect(ended)
+        pending -= ended
+    batch.engine.remove_batch_containers(batch.batch_id)

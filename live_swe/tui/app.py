@@ -296,39 +296,9 @@ class LiveSweApp(App):
         log = self.query_one("#steps", StepLog)
         step = int(event.get("step") or 0)
         if kind == "message":
-            msg = event.get("message") or {}
-            if step == 0:
-                return  # the system and task messages
-            if msg.get("role") == "assistant":
-                thought, command = split_reply(msg)
-                self._stream = ""
-                self.query_one("#stream", Static).update("")
-                log.mount(StepCard(step, thought, command))
-                self.step = max(self.step, step)
-            elif msg.get("role") in ("user", "tool"):
-                card = log.card(step)
-                if card is not None and not card.output:
-                    card.set_output(str(msg.get("content") or ""))
-                elif card is None:
-                    log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
-            log.scroll_end(animate=False)
-        elif kind == "review":
-            card = log.card(step)
-            if card is not None:
-                decision = event.get("decision")
-                text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
-                        "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
-                card.set_review(text)
-        elif kind == "step":
-            card = log.card(step)
-            if card is not None:
-                card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
-            self.step = max(self.step, step)
-            self.cost = float(event.get("cost") or self.cost)
-        elif kind == "format_error":
-            card = log.card(step)
-            if card is not None:
-                card.set_review(f"format error: {event.get('reason', '')}")
+            self._show_message(event.get("message") or {}, log, step)
+        elif kind in ("review", "step", "format_error"):
+            self._show_on_card(kind, event, log.card(step), step)
         elif kind in ("tool", "scaffold"):
             self.query_one(EvolutionPanel).add(event)
         elif kind == "resume":
@@ -337,6 +307,40 @@ class LiveSweApp(App):
             log.mount(Static(Text(str(event.get("text", ""))), classes="note"))
         elif kind == "end":
             self.cost = float(event.get("cost") or self.cost)
+
+    def _show_message(self, msg: dict[str, Any], log: StepLog, step: int) -> None:
+        if step == 0:
+            return  # the system and task messages
+        if msg.get("role") == "assistant":
+            thought, command = split_reply(msg)
+            self._stream = ""
+            self.query_one("#stream", Static).update("")
+            log.mount(StepCard(step, thought, command))
+            self.step = max(self.step, step)
+        elif msg.get("role") in ("user", "tool"):
+            card = log.card(step)
+            if card is not None and not card.output:
+                card.set_output(str(msg.get("content") or ""))
+            elif card is None:
+                log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
+        log.scroll_end(animate=False)
+
+    def _show_on_card(self, kind: str, event: dict[str, Any], card: StepCard | None, step: int) -> None:
+        """A review, a step's result or a format error, on the card of its step."""
+        if kind == "step":
+            self.step = max(self.step, step)
+            self.cost = float(event.get("cost") or self.cost)
+        if card is None:
+            return
+        if kind == "review":
+            decision = event.get("decision")
+            text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
+                    "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
+            card.set_review(text)
+        elif kind == "step":
+            card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
+        else:
+            card.set_review(f"format error: {event.get('reason', '')}")
 
     def on_tokens_streamed(self, message: TokensStreamed) -> None:
         self._stream += message.text
