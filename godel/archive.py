@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import io
 import json
-import os
 import re
 import shutil
 import tarfile
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from live_swe.config import home
 from live_swe.errors import UserError
+from live_swe.infra import files
 from live_swe.infra.git import Git, GitFailed, Identity, init
 from live_swe.scaffolding.refs import SOURCES as SCAFFOLD_SOURCES
 from live_swe.scaffolding.refs import materialize
@@ -52,16 +52,7 @@ def now() -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True, default=str)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
 class Node(BaseModel):

@@ -52,6 +52,7 @@ from live_swe.environments._docker_engine import registry_reachable
 from live_swe.environments.base import EnvironmentError_
 from live_swe.environments.docker import remove_leftover_containers
 from live_swe.errors import UserError
+from live_swe.infra import files
 from live_swe.models.base import Model, ModelError, ModelWrapper
 from live_swe.models.resolve import make_model
 from live_swe.runner import RunHooks, RunRequest, start_run
@@ -182,9 +183,7 @@ def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str, **setting
     if not isinstance(info, dict) or not info.get("batch_id"):
         info = {"batch_id": "b" + secrets.token_hex(6), "created_at": _now()}
     info.update(suite=portable_spec(suite_spec), model=model, scaffold=scaffold, **settings, updated_at=_now())
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(info, indent=2))
-    tmp.replace(path)
+    files.write_atomic(path, json.dumps(info, indent=2), mode=0o644)
     return info
 
 

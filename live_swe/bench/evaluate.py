@@ -32,6 +32,8 @@ from live_swe.bench.pro_eval import evaluate_pro_instance
 from live_swe.bench.stats import wilson_interval
 from live_swe.bench.suites import Instance, Suite, load_suite
 from live_swe.errors import UserError
+from live_swe.infra import files
+from live_swe.infra.jsonl import read_jsonl
 
 PREDS_FILE = "preds.jsonl"
 RESULTS_FILE = "results.jsonl"
@@ -96,9 +98,7 @@ class EvalReport:
 
     def write(self, directory: Path) -> Path:
         path = directory / REPORT_FILE
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
-        tmp.replace(path)
+        files.write_atomic(path, json.dumps(self.to_json(), indent=2) + "\n", mode=0o644)
         return path
 
     def text(self) -> str:
@@ -127,20 +127,10 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    if not path.exists():
-        return rows
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn line from a killed writer; the batch rewrites it on resume
-        if isinstance(row, dict) and row.get("instance_id"):
-            rows.append(row)
-    return rows
+def _instance_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a batch file that name an instance (a torn line from a killed writer is skipped;
+    the batch rewrites it on resume)."""
+    return [row for row in read_jsonl(path) if row.get("instance_id")]
 
 
 def batch_suite(directory: Path, suite_spec: str | None) -> str:
@@ -164,10 +154,10 @@ def batch_predictions(directory: Path) -> tuple[dict[str, dict], list[str]]:
     if not preds_path.exists():
         raise UserError(f"{directory}: no {PREDS_FILE}; run `live-swe bench run SUITE --out {directory}` first")
     predictions: dict[str, dict] = {}
-    for row in read_jsonl(preds_path):
+    for row in _instance_rows(preds_path):
         predictions[row["instance_id"]] = row
     # Instances the batch tried but that never produced a prediction count against the rate.
-    failed = [r["instance_id"] for r in read_jsonl(directory / RESULTS_FILE) if r["instance_id"] not in predictions]
+    failed = [r["instance_id"] for r in _instance_rows(directory / RESULTS_FILE) if r["instance_id"] not in predictions]
     return predictions, sorted(set(failed))
 
 

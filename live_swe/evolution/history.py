@@ -23,6 +23,7 @@ from typing import Any
 
 from live_swe.environments.base import EnvironmentError_
 from live_swe.errors import UserError
+from live_swe.infra import files
 from live_swe.infra.git import Git, GitFailed, init
 from live_swe.scaffolding.scaffold import TOOL_NAME_RE, ScaffoldError, load_policy
 
@@ -91,12 +92,7 @@ class ScaffoldHistory:
                 import shutil
 
                 shutil.rmtree(path)
-            tmp = self.git_dir / f".config.{os.getpid()}.tmp"
-            tmp.unlink(missing_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(CONFIG_TEXT)
-            os.replace(tmp, path)
+            files.write_atomic(path, CONFIG_TEXT, mode=0o644)
         for name in _REDIRECTS:
             if os.path.lexists(self.git_dir / name):
                 os.unlink(self.git_dir / name)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from live_swe.config import home
 from live_swe.errors import UserError
 from live_swe.infra import files
+from live_swe.infra.jsonl import parse_objects
 from live_swe.infra.redact import Redactor, redactor
 
 STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
@@ -140,17 +141,8 @@ class Session:
         except files.DamagedFile as exc:
             raise SessionError(str(exc)) from None
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                    if not isinstance(event, dict):
-                        raise ValueError("not an object")
-                    events.append(event)
-                except ValueError:
-                    kind = "truncated" if not line.endswith("\n") else "corrupt"
-                    problems.append(f"{self.events_path}:{number}: {kind} line skipped")
+            events, bad = parse_objects(handle)
+        problems = [f"{self.events_path}:{number}: {kind} line skipped" for number, kind in bad]
         return events, problems
 
     def iter_events(self, kind: str) -> Iterator[dict[str, Any]]:
