@@ -48,7 +48,7 @@ from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_j
 from live_swe.bench.progress import BatchProgress
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
-from live_swe.environments._docker_engine import registry_reachable
+from live_swe.environments._docker_engine import connect, import_docker, registry_reachable
 from live_swe.environments.base import EnvironmentError_
 from live_swe.environments.docker import remove_leftover_containers
 from live_swe.errors import UserError
@@ -212,19 +212,8 @@ class _Engine:
     """The Docker engine as the batch needs it: image presence and removing the batch's containers."""
 
     def __init__(self):
-        try:
-            import docker
-        except ImportError:
-            raise UserError("bench runs need the `docker` Python package: pip install 'live-swe[docker]'") from None
-        self._errors = docker.errors
-        try:
-            self.client = docker.from_env()
-            self.client.ping()
-        except Exception as exc:  # noqa: BLE001 - every failure here means "no usable engine"
-            raise EnvironmentError_(
-                f"no Docker engine answers ({exc.__class__.__name__}); bench runs start one container per "
-                "instance: start the engine (`sudo systemctl start docker` or `sudo dockerd &`) and retry"
-            ) from None
+        self._errors = import_docker().errors
+        self.client = connect(timeout=60)
         self._lock = threading.Lock()
 
     def has_image(self, image: str) -> bool:
