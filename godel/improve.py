@@ -14,6 +14,7 @@ from typing import Any
 from live_swe.config import KernelLimits
 from live_swe.infra.git import Git, Identity, init
 from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import RunStatus
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
@@ -59,7 +60,7 @@ class AgentImprover:
             extra={"godel": {"role": "improver", "workdir": str(workdir)}},
         )
         result = start_run(request, RunHooks(model_factory=self.model_factory))
-        if result.status == "interrupted":
+        if result.status == RunStatus.INTERRUPTED:
             raise KeyboardInterrupt
         child = workdir / "scaffold"
         if child.exists():

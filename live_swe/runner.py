@@ -30,7 +30,7 @@ from live_swe.repomap.snapshot import environment_repo_map
 from live_swe.scaffolding.refs import IGNORE as SCAFFOLD_IGNORE
 from live_swe.scaffolding.refs import SOURCES as SCAFFOLD_SOURCES
 from live_swe.scaffolding.refs import materialize
-from live_swe.session.store import Session, SessionStore
+from live_swe.session.store import RunStatus, Session, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
     record_base,
@@ -221,7 +221,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     store = store or SessionStore.default()
     session = store.open(session_id)
     meta = session.meta
-    if meta.status == "submitted":
+    if meta.status == RunStatus.SUBMITTED:
         raise UserError(
             f"session {session_id} already submitted its patch; nothing to resume "
             f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
@@ -246,7 +246,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
     meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
     meta.elapsed = max(meta.elapsed, max((e.get("elapsed") or 0.0 for e in steps), default=0.0))
     meta.base_commit = start.base_commit
-    meta.status = "running"
+    meta.status = RunStatus.RUNNING
     env = None
     try:
         env = _make_env(session, start.env, start.image, repo, start.repo_dir, confinement=confinement)
@@ -316,7 +316,7 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
 
 
 def _record_failure(session: Session, exc: Exception) -> None:
-    session.meta.status = "error"
+    session.meta.status = RunStatus.ERROR
     session.meta.exit_message = str(exc)[:2000]
-    session.append({"t": "end", "status": "error", "message": session.meta.exit_message})
+    session.append({"t": "end", "status": RunStatus.ERROR, "message": session.meta.exit_message})
     session.save_meta()

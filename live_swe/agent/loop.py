@@ -20,7 +20,7 @@ from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.context import template_context
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session
+from live_swe.session.store import RunStatus, Session
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -155,19 +155,19 @@ class Agent:
         self.messages = list(messages)
 
     def run(self) -> RunResult:
-        status, message = "error", ""
+        status, message = RunStatus.ERROR, ""
         try:
             while True:
                 self.one_step()
         except _Stop as stop:
             status, message = stop.status, stop.message
         except KeyboardInterrupt:
-            status, message = "interrupted", "interrupted by the user"
+            status, message = RunStatus.INTERRUPTED, "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
-            status, message = "error", str(exc)
+            status, message = RunStatus.ERROR, str(exc)
         self._close_seams()
         patch = ""
-        if status != "error" or self.patch_fn:
+        if status != RunStatus.ERROR or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
@@ -186,11 +186,11 @@ class Agent:
     def _check_limits(self) -> None:
         limits = self.limits
         if self.step >= limits.step_limit:
-            raise _Stop("limits_exceeded", f"step limit of {limits.step_limit} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"step limit of {limits.step_limit} reached")
         if limits.cost_limit and self.cost >= limits.cost_limit:
-            raise _Stop("limits_exceeded", f"cost limit of ${limits.cost_limit:.2f} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"cost limit of ${limits.cost_limit:.2f} reached")
         if self.elapsed >= limits.wall_time_limit:
-            raise _Stop("limits_exceeded", f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
 
     def one_step(self) -> None:
         if self.before_step:
@@ -225,7 +225,7 @@ class Agent:
         output = dataclasses.replace(output, text=self._redact(output.text))
         if is_submission(output):
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost})
-            raise _Stop("submitted")
+            raise _Stop(RunStatus.SUBMITTED)
         self._checkpoint()
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
@@ -294,7 +294,7 @@ class Agent:
         self._format_errors += 1
         self.emit({"t": "format_error", "step": self.step, "reason": reason, "consecutive": self._format_errors})
         if self._format_errors >= self.limits.max_format_errors:
-            raise _Stop("format_error", f"{self._format_errors} consecutive replies without exactly one action ({reason})")
+            raise _Stop(RunStatus.FORMAT_ERROR, f"{self._format_errors} consecutive replies without exactly one action ({reason})")
         try:
             text = self._render("format_error", error=reason)
         except TemplateError:

@@ -57,13 +57,13 @@ from live_swe.models.base import Model, ModelError, ModelWrapper
 from live_swe.models.resolve import make_model
 from live_swe.runner import RunHooks, RunRequest, start_run
 from live_swe.scaffolding.refs import materialize
-from live_swe.session.store import SessionStore
+from live_swe.session.store import FINISHED, RunStatus, SessionStore
 
 BATCH_FILE = "batch.json"
 LOCK_FILE = ".batch.lock"
 SESSIONS_DIR = "sessions"
 BATCH_LABEL = "live-swe.batch"
-FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error")
+FINISHED_STATUSES = FINISHED
 ModelFactory = Callable[[str, Instance], Model]
 
 
@@ -89,8 +89,8 @@ class BatchSummary:
         self.cost += float(record.get("cost") or 0.0)
         if record.get("finished"):
             self.done += 1
-            self.submitted += record.get("status") == "submitted"
-        elif record.get("status") != "interrupted":
+            self.submitted += record.get("status") == RunStatus.SUBMITTED
+        elif record.get("status") != RunStatus.INTERRUPTED:
             self.failed += 1
 
     def to_json(self) -> dict[str, Any]:
@@ -365,7 +365,7 @@ class _Batch:
             record["reason"] = f"{exc.__class__.__name__}: {_reason(exc)}"
         marks["return"] = time.monotonic()
         if self.stop.is_set() and not record["finished"]:
-            record.update(status="interrupted", reason=record["reason"] or "the batch was interrupted")
+            record.update(status=RunStatus.INTERRUPTED, reason=record["reason"] or "the batch was interrupted")
         record["elapsed"] = round(marks["return"] - marks["start"], 3)
         record["timings"] = _timings(marks, models.seconds)
         record["finished_at"] = _now()

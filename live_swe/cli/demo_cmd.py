@@ -126,6 +126,7 @@ def demo(
     from live_swe.config import KernelLimits
     from live_swe.models.resolve import LOCAL_DEFAULT, make_model
     from live_swe.runner import RunHooks, RunRequest, start_run
+    from live_swe.session.store import RunStatus
 
     with_archive_scaffolds()
     name = model or LOCAL_DEFAULT
@@ -146,5 +147,5 @@ def demo(
         print(shown_exact(result.patch))
     passed = demo_tests_pass(repo)
     print(f"demo tests ({' '.join(DEMO_TEST_COMMAND)}): {'pass' if passed else 'FAIL'}", file=sys.stderr)
-    if result.status != "submitted" or not passed:
+    if result.status != RunStatus.SUBMITTED or not passed:
         raise typer.Exit(EXIT_NOT_SUBMITTED)

@@ -50,6 +50,8 @@ def _approver(yolo: bool):
 
 
 def _report(result, as_json: bool) -> None:
+    from live_swe.session.store import RunStatus
+
     if as_json:
         print_json(result.to_json())
     else:
@@ -57,7 +59,7 @@ def _report(result, as_json: bool) -> None:
                     + (f" ({result.message})" if result.message else "")), file=sys.stderr)
         if result.patch:
             print(shown_exact(result.patch))
-    if result.status != "submitted":
+    if result.status != RunStatus.SUBMITTED:
         raise typer.Exit(EXIT_NOT_SUBMITTED)
 
 

@@ -27,7 +27,7 @@ from live_swe.grading.session import current_grade
 from live_swe.infra.redact import contains_secret, redact
 from live_swe.models.resolve import default_model_name
 from live_swe.runner import RunHooks, RunRequest, start_run
-from live_swe.session.store import SessionStore
+from live_swe.session.store import RunStatus, SessionStore
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
@@ -234,7 +234,7 @@ def _request(options: ResolveOptions, issue: dict[str, Any], comments: list[dict
 
 def _not_pushable(result, hidden) -> str:
     """Why the run's outcome is not pushed, or "" when it is."""
-    if result.status != "submitted":
+    if result.status != RunStatus.SUBMITTED:
         return result.message or f"the run ended with status {result.status} without a submission"
     if not result.patch.strip():
         return "the agent submitted without changing any file"

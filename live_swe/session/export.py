@@ -12,18 +12,18 @@ from live_swe import __version__
 from live_swe.errors import UserError
 from live_swe.infra import files
 from live_swe.infra.redact import redactor
-from live_swe.session.store import Session, SessionError
+from live_swe.session.store import RunStatus, Session, SessionError
 
 SESSION_FILES = ("meta.json", "events.jsonl", "patch.diff")
 
 # Our statuses in mini-swe-agent's exit_status vocabulary.
 _MINI_STATUS = {
-    "submitted": "Submitted",
-    "limits_exceeded": "LimitsExceeded",
-    "format_error": "RepeatedFormatError",
-    "interrupted": "KeyboardInterrupt",
-    "error": "Error",
-    "running": "",
+    RunStatus.SUBMITTED: "Submitted",
+    RunStatus.LIMITS_EXCEEDED: "LimitsExceeded",
+    RunStatus.FORMAT_ERROR: "RepeatedFormatError",
+    RunStatus.INTERRUPTED: "KeyboardInterrupt",
+    RunStatus.ERROR: "Error",
+    RunStatus.RUNNING: "",
 }
 
 

@@ -19,6 +19,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,20 @@ from live_swe.infra import files
 from live_swe.infra.jsonl import parse_objects
 from live_swe.infra.redact import Redactor, redactor
 
-STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error")
+
+class RunStatus(StrEnum):
+    """How a session's run stands or ended (``meta.json``'s and the ``end`` event's ``status``)."""
+
+    RUNNING = "running"
+    SUBMITTED = "submitted"  # the agent submitted its patch
+    LIMITS_EXCEEDED = "limits_exceeded"  # a step, cost or wall-time budget ran out
+    FORMAT_ERROR = "format_error"  # too many replies in a row without exactly one action
+    INTERRUPTED = "interrupted"  # the person (or a stopping batch) stopped it
+    ERROR = "error"  # live-swe or its infrastructure failed
+
+
+# Ended without a submission but with a patch worth evaluating as it stands.
+FINISHED = (RunStatus.SUBMITTED, RunStatus.LIMITS_EXCEEDED, RunStatus.FORMAT_ERROR)
 
 
 class SessionError(UserError):

@@ -26,7 +26,7 @@ from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
 from live_swe.models.resolve import make_model
 from live_swe.runner import RunHooks, RunRequest, resume_run, start_run
-from live_swe.session.store import SessionError, SessionStore, new_session_id
+from live_swe.session.store import RunStatus, SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
     AgentBridge,
@@ -255,7 +255,7 @@ class LiveSweApp(App):
             self.notify("Wait for the agent to finish (or quit) before resuming another session.", severity="warning")
             return
         # a submitted session is finished; resuming it would run its last command again
-        metas = sorted((m for m in self.store.list() if m.status != "submitted"), key=lambda m: m.created_at,
+        metas = sorted((m for m in self.store.list() if m.status != RunStatus.SUBMITTED), key=lambda m: m.created_at,
                        reverse=True)
         self.push_screen(SessionPicker(metas), self._resume)
 
