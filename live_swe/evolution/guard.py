@@ -26,7 +26,7 @@ from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
 from live_swe.evolution.hook_checks import smoke_test
 from live_swe.evolution.hook_process import HooksUnavailable, source_digest
-from live_swe.evolution.notes import note
+from live_swe.evolution.notes import CHANGE_WORDS, note
 from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
 from live_swe.resources import resource_path
@@ -473,7 +473,7 @@ class GatedScaffold:
 
     def _emit(self, event: dict[str, Any]) -> None:
         if event.get("t") == "scaffold":  # one line for progress displays (`live-swe run` prints it)
-            verb = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}[event["kind"]]
+            verb = CHANGE_WORDS[event["kind"]]
             event["summary"] = f"{verb} {', '.join(event['files']) or '-'}" + (f": {event['why'][:160]}" if event["why"] else "")
         if self._emit_fn is not None:
             self._emit_fn(event)

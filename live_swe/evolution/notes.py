@@ -1,7 +1,6 @@
-"""What the guard tells the model about its scaffold, worded in one table.
-
-Each note is appended to the next observation the model reads; ``note(kind, **fields)`` fills one in.
-"""
+"""How scaffold changes are worded, in one place: the notes the guard appends to the model's next
+observation (``note(kind, **fields)``), and the word a person reads for each kind of change (the
+progress line of ``live-swe run``, ``sessions show`` and ``sessions log``)."""
 
 from __future__ import annotations
 
@@ -29,6 +28,10 @@ NOTES = {
     "hooks_rolled_back": "Scaffold: {filename} failed ({hook}: {why}). It was rolled back to the last version that "
                          "worked ({origin}), committed as {rev}; the run goes on.",
 }
+
+
+# A scaffold event's kind, as people read it.
+CHANGE_WORDS = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}
 
 
 def note(kind: str, **fields: object) -> str:
