@@ -140,48 +140,46 @@ class FakeGitHub:
         handler.wfile.write(data)
 
     def _route(self, handler: BaseHTTPRequestHandler, method: str, body: Any) -> tuple[int, Any, dict[str, str]]:
-        docs = {"documentation_url": "https://docs.github.com/rest"}
         split = urlsplit(handler.path)
         path, query = split.path, parse_qs(split.query)
         failure = self._take_failure(method, path)
         if failure and failure.kind == "401" or handler.headers.get("Authorization") != f"Bearer {self.token}":
-            return 401, {"message": "Bad credentials", **docs, "status": "401"}, {}
+            return 401, {"message": "Bad credentials", **DOCS, "status": "401"}, {}
         if failure:
-            if failure.kind == "404":
-                return 404, {"message": "Not Found", **docs, "status": "404"}, {}
-            if failure.kind == "500":
-                return 500, {"message": "Server Error"}, {}
-            if failure.kind == "rate_limit":
-                return 403, {"message": "API rate limit exceeded for installation ID 1.", **docs}, {
-                    "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
-                    "x-ratelimit-reset": str(int(time.time())), "x-ratelimit-resource": "core"}
-            if failure.kind == "rate_limit_429":
-                return 429, {"message": "You have exceeded a secondary rate limit.", **docs}, {"retry-after": "0"}
-            raise AssertionError(f"unknown failure kind {failure.kind}")
+            return _failure_reply(failure.kind)
         prefix = f"/repos/{self.owner}/{self.name}"
         if not path.startswith(prefix + "/"):
-            return 404, {"message": "Not Found", **docs}, {}
+            return NOT_FOUND
         rest = path[len(prefix):]
+        if rest.startswith("/issues/"):
+            return self._issues_route(handler, method, body, rest, query)
+        if match := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
+            return self._permission(match[1])
+        return self._pulls_route(method, body, rest, query)
+
+    def _issues_route(self, handler, method: str, body: Any, rest: str, query) -> tuple[int, Any, dict[str, str]]:
         if match := re.fullmatch(r"/issues/(\d+)", rest):
             issue = self.issues.get(int(match[1]))
-            return (200, issue, {}) if issue and method == "GET" else (404, {"message": "Not Found", **docs}, {})
-        if match := re.fullmatch(r"/issues/(\d+)/comments", rest):
-            number = int(match[1])
-            if number not in self.issues:
-                return 404, {"message": "Not Found", **docs}, {}
-            if method == "POST":
-                if not isinstance(body, dict) or not body.get("body"):
-                    return 422, {"message": "Validation Failed", "errors": [{"field": "body", "code": "missing"}]}, {}
-                return 201, self._add_comment(number, "github-actions[bot]", body["body"]), {}
-            return self._page(handler, self.comments[number], query)
-        if match := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
-            login = match[1]
-            if login not in self.permissions:
-                return 404, {"message": "Not Found", **docs}, {}
-            role = self.permissions[login]
-            legacy = {"maintain": "write", "triage": "read"}.get(role, role)
-            return 200, {"permission": legacy, "role_name": role,
-                         "user": {"login": login, "id": self._id(), "type": "User"}}, {}
+            return (200, issue, {}) if issue and method == "GET" else NOT_FOUND
+        match = re.fullmatch(r"/issues/(\d+)/comments", rest)
+        if not match or int(match[1]) not in self.issues:
+            return NOT_FOUND
+        number = int(match[1])
+        if method == "POST":
+            if not isinstance(body, dict) or not body.get("body"):
+                return 422, {"message": "Validation Failed", "errors": [{"field": "body", "code": "missing"}]}, {}
+            return 201, self._add_comment(number, "github-actions[bot]", body["body"]), {}
+        return self._page(handler, self.comments[number], query)
+
+    def _permission(self, login: str) -> tuple[int, Any, dict[str, str]]:
+        if login not in self.permissions:
+            return NOT_FOUND
+        role = self.permissions[login]
+        legacy = {"maintain": "write", "triage": "read"}.get(role, role)
+        return 200, {"permission": legacy, "role_name": role,
+                     "user": {"login": login, "id": self._id(), "type": "User"}}, {}
+
+    def _pulls_route(self, method: str, body: Any, rest: str, query) -> tuple[int, Any, dict[str, str]]:
         if rest == "/pulls" and method == "GET":
             head = (query.get("head") or [""])[0]
             state = (query.get("state") or ["open"])[0]
@@ -194,8 +192,7 @@ class FakeGitHub:
                 if pull["number"] == int(match[1]):
                     pull.update({k: v for k, v in body.items() if k in ("title", "body", "state", "base")})
                     return 200, pull, {}
-            return 404, {"message": "Not Found", **docs}, {}
-        return 404, {"message": "Not Found", **docs}, {}
+        return NOT_FOUND
 
     def _create_pull(self, body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         label = f"{self.owner}:{body['head']}"
@@ -224,6 +221,25 @@ class FakeGitHub:
             headers["Link"] = (f'<{base}?per_page={per_page}&page={page + 1}>; rel="next", '
                                f'<{base}?per_page={per_page}&page={(len(items) - 1) // per_page + 1}>; rel="last"')
         return 200, chunk, headers
+
+
+DOCS = {"documentation_url": "https://docs.github.com/rest"}
+NOT_FOUND = (404, {"message": "Not Found", **DOCS}, {})
+
+
+def _failure_reply(kind: str) -> tuple[int, Any, dict[str, str]]:
+    """GitHub's answer for an injected failure."""
+    if kind == "404":
+        return 404, {"message": "Not Found", **DOCS, "status": "404"}, {}
+    if kind == "500":
+        return 500, {"message": "Server Error"}, {}
+    if kind == "rate_limit":
+        return 403, {"message": "API rate limit exceeded for installation ID 1.", **DOCS}, {
+            "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
+            "x-ratelimit-reset": str(int(time.time())), "x-ratelimit-resource": "core"}
+    if kind == "rate_limit_429":
+        return 429, {"message": "You have exceeded a secondary rate limit.", **DOCS}, {"retry-after": "0"}
+    raise AssertionError(f"unknown failure kind {kind}")
 
 
 def serve() -> FakeGitHub:

@@ -18,8 +18,9 @@ from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
+from live_swe.scaffolding.context import template_context
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session, SessionError
+from live_swe.session.store import RunStatus, Session, SessionError
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FOLLOW_UP = (
@@ -72,6 +73,9 @@ class Agent:
         hooks: Hooks | None = None,
         approver: Approver | None = None,
         observers: list[Observer] | None = None,
+        on_token: TokenSink | None = None,
+        before_step: Callable[[], None] | None = None,
+        on_output: Callable[[int, Output], None] | None = None,
         patch_fn=None,
         checkpoint_fn=None,
         contracts=None,
@@ -94,18 +98,15 @@ class Agent:
         self._started = time.monotonic()
         self._elapsed_before = session.meta.elapsed
         self._pending_user_note: str | None = None
-        self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
-        self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
-        # a front end showing each command's own output (the UI), next to what the model is sent
-        self.on_output: Callable[[int, Output], None] | None = None
+        self.on_token = on_token  # a front end showing replies as they stream (the TUI, the demo)
+        self.before_step = before_step  # a front end's pause point; may raise KeyboardInterrupt
+        self.on_output = on_output  # a front end showing each command's own output, next to what the model is sent
         self._system_scaffold = None  # the scaffold messages[0] was last checked against
         self._listed_tools: set[str] | None = None  # the tools messages[0] lists (None: not known, after resume)
         # The secrets this process holds never reach the model, the hooks or the log.
         self._redact = redactor()
         for seam in (self.guard, self.hooks):
-            attach = getattr(seam, "attach", None)
-            if callable(attach):
-                attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
+            seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
     def emit(self, event: dict[str, Any]) -> None:
@@ -132,18 +133,9 @@ class Agent:
 
     # -- rendering
     def _context(self, **extra: Any) -> dict[str, Any]:
-        scaffold = self.guard.current
-        context = {
-            "repo_dir": self.env.repo_dir,
-            "scaffold_dir": self.env.scaffold_dir,
-            "action_format": scaffold.policy.action_format,
-            "command_timeout": self.limits.command_timeout,
-            "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
-            "step": self.step,
-            "model": getattr(self.model, "name", "") or "",
-        }
-        context.update(extra)
-        return context
+        return template_context(self.guard.current, repo_dir=self.env.repo_dir, scaffold_dir=self.env.scaffold_dir,
+                                command_timeout=self.limits.command_timeout, step=self.step,
+                                model=self.model.name or "", **extra)
 
     def _render(self, role: str, **extra: Any) -> str:
         # a scaffold is agent-written: a tool description may carry what a command printed
@@ -185,7 +177,7 @@ class Agent:
         self.emit({"t": "message", "step": self.step, "message": message, "follow_up": True})
 
     def run(self) -> RunResult:
-        status, message = "error", ""
+        status, message = RunStatus.ERROR, ""
         try:
             if self.contracts is not None:
                 self.contracts.start()
@@ -194,9 +186,9 @@ class Agent:
         except _Stop as stop:
             status, message = stop.status, stop.message
         except KeyboardInterrupt as stop:
-            status, message = "interrupted", str(stop) or "interrupted by the user"
+            status, message = RunStatus.INTERRUPTED, str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
-            status, message = "error", str(exc)
+            status, message = RunStatus.ERROR, str(exc)
         except SessionError:  # the session cannot be written (a full disk): no end can be recorded
             self._close_seams()
             raise
@@ -207,7 +199,7 @@ class Agent:
         alone for a session killed after its submission step: a submitted step is final."""
         self._close_seams()
         patch: str | None = ""
-        if status != "error" or self.patch_fn:
+        if status != RunStatus.ERROR or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
@@ -234,11 +226,11 @@ class Agent:
     def _check_limits(self) -> None:
         limits = self.limits
         if self.step >= limits.step_limit:
-            raise _Stop("limits_exceeded", f"step limit of {limits.step_limit} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"step limit of {limits.step_limit} reached")
         if limits.cost_limit and self.cost >= limits.cost_limit:
-            raise _Stop("limits_exceeded", f"cost limit of ${limits.cost_limit:.2f} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"cost limit of ${limits.cost_limit:.2f} reached")
         if self.elapsed >= limits.wall_time_limit:
-            raise _Stop("limits_exceeded", f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
 
     def one_step(self) -> None:
         if self.before_step:
@@ -290,7 +282,7 @@ class Agent:
             self._checkpoint()  # the submitting command may have changed files too
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
                        "submitted": True})
-            raise _Stop("submitted")
+            raise _Stop(RunStatus.SUBMITTED)
         self._checkpoint()
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
@@ -311,7 +303,7 @@ class Agent:
         """A soft violation's recovery beyond a note. Without a person to hand control to (no
         approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
         if action == "stop" or self.approver is None:
-            raise _Stop("contract_stopped", f"contract: {reason}")
+            raise _Stop(RunStatus.CONTRACT_STOPPED, f"contract: {reason}")
         self.emit({"t": "contract", "kind": "autonomy" if action == "reduce_autonomy" else "escalate",
                    "step": self.step, "reason": reason})
 
@@ -358,9 +350,7 @@ class Agent:
     def _close_seams(self) -> None:
         """The guard checks what the last step left in the scaffold; hook workers stop."""
         for seam in (self.guard, self.hooks):
-            close = getattr(seam, "close", None)
-            if callable(close):
-                close(self.step)
+            seam.close(self.step)
 
     def _observation(self, output: Output) -> str:
         scaffold = self.guard.current
@@ -383,7 +373,7 @@ class Agent:
         self._format_errors += 1
         self.emit({"t": "format_error", "step": self.step, "reason": reason, "consecutive": self._format_errors})
         if self._format_errors >= self.limits.max_format_errors:
-            raise _Stop("format_error", f"{self._format_errors} consecutive replies without exactly one action ({reason})")
+            raise _Stop(RunStatus.FORMAT_ERROR, f"{self._format_errors} consecutive replies without exactly one action ({reason})")
         try:
             text = self._render("format_error", error=reason)
         except TemplateError:

@@ -16,6 +16,7 @@ from live_swe.cli.common import (
     friendly,
     print_json,
     shown,
+    with_archive_scaffolds,
 )
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -66,6 +67,7 @@ def resolve(
     from live_swe.github.resolve import ResolveOptions, resolve_issue
     from live_swe.runner import RunHooks
 
+    with_archive_scaffolds()
     if as_json:
         fail_as_json(lambda: {"branch": None, "pr_number": None, "pr_url": None, "session_id": None, "steps": 0,
                               "cost": 0.0})

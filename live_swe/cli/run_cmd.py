@@ -17,6 +17,7 @@ from live_swe.cli.common import (
     print_json,
     shown,
     shown_exact,
+    with_archive_scaffolds,
 )
 from live_swe.cli.confinement import check_confinement
 from live_swe.contracts.report import event_line
@@ -54,6 +55,8 @@ def _approver(yolo: bool):
 
 
 def _report(result, as_json: bool) -> None:
+    from live_swe.session.store import RunStatus
+
     if as_json:
         print_json(result.to_json())
     else:
@@ -61,7 +64,7 @@ def _report(result, as_json: bool) -> None:
                     + (f" ({result.message})" if result.message else "")), file=sys.stderr)
         if result.patch:
             print(shown_exact(result.patch))
-    if result.status != "submitted":
+    if result.status != RunStatus.SUBMITTED:
         raise typer.Exit(EXIT_NOT_SUBMITTED)
 
 
@@ -103,6 +106,7 @@ def run(
     from live_swe.runner import RunHooks, RunRequest, start_run
     from live_swe.session.store import new_session_id
 
+    with_archive_scaffolds()
     session_id = continue_id or new_session_id()
     if as_json:
         fail_as_json(lambda: _failed_run(session_id))

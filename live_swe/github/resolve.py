@@ -17,11 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_swe.config import load_settings
 from live_swe.errors import UserError
 from live_swe.github import summary
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import BOT_EMAIL, BOT_NAME, Checkout, Identity, secret_forms
+from live_swe.grading.report import metric_lines
+from live_swe.grading.session import current_grade
 from live_swe.infra.redact import contains_secret, redact
+from live_swe.models.resolve import default_model_name
+from live_swe.repo_instructions import from_commit
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import RunStatus, SessionStore
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
@@ -114,11 +121,6 @@ def resolve_issue(
     store=None,
     log: Callable[[str], None] = lambda line: None,
 ) -> ResolveOutcome:
-    from live_swe.config import load_settings
-    from live_swe.models.resolve import default_model_name
-    from live_swe.repo_instructions import from_commit
-    from live_swe.runner import RunHooks, RunRequest, start_run
-
     number, branch = options.issue, branch_name(options.issue)
     hidden = secret_forms(client.token)
 
@@ -133,45 +135,17 @@ def resolve_issue(
     say(f"issue #{number}: {len(comments)} comment(s)")
 
     # 2. who asked
-    actor = options.actor or os.environ.get("GITHUB_ACTOR") or ""
-    if not actor:
-        raise UserError("no actor to check: pass --actor LOGIN or set GITHUB_ACTOR (the workflow sets it)")
-    permission = client.permission(actor)
-    if not has_write(permission):
-        level = str(permission.get("role_name") or permission.get("permission") or "none")
-        client.create_comment(number, summary.refusal_comment(actor, level))
-        say(f"refused: {actor} has {level} permission on {options.repo}")
-        return ResolveOutcome("refused", branch, message=f"{actor} lacks write permission")
+    actor, refusal = _check_actor(options, client, say)
+    if refusal:
+        return ResolveOutcome("refused", branch, message=refusal)
 
     # 3. branch and run. From here on a failure is also said on the issue (best effort), so the
     # maintainer who triggered the run learns why without reading the job's log.
     facts = summary.RunFacts(issue=number, session_id="", model="", status="error", steps=0, cost=0.0)
     try:
-        checkout = Checkout(options.workdir, client.token)
-        checkout.ensure_safe()
-        base_name, base_sha = checkout.resolve_base(options.base)
-        checkout.start_branch(branch, base_sha)
-        say(f"branch {branch} from {base_name} ({base_sha[:10]})")
-        settings = load_settings({"model": options.model, "limits.step_limit": options.step_limit,
-                                  "limits.cost_limit": options.cost_limit}, project=checkout.path)
-        hooks = hooks or RunHooks()
-        hooks.approver = None  # headless: the agent's commands run without confirmation (--yolo)
-        facts.model = default_model_name(settings.model)
-        request = RunRequest(
-            task=issue_task(options.repo, issue, comments),
-            model=facts.model,
-            repo=checkout.path,
-            env=settings.env,
-            image=settings.image,
-            scaffold_ref=settings.scaffold,
-            limits=settings.limits,
-            parent=f"github:{options.repo}#{number}",
-            # the base branch's AGENTS.md & co., as committed: never the issue's text, nor the work tree
-            repo_instructions=from_commit(checkout.path, base_sha) if options.repo_instructions else None,
-            extra={"github": {"repo": options.repo, "issue": number, "branch": branch, "actor": actor,
-                              "base": base_name}},
-        )
-        result = start_run(request, hooks, store)
+        checkout, base_name, base_sha = _branch(options, client.token, branch, say)
+        result = start_run(_request(options, issue, comments, checkout, actor, (base_name, base_sha), facts),
+                           _headless(hooks), store)
     except Exception as exc:
         _comment_quietly(client, number, summary.error_comment(str(exc), hidden), say)
         raise
@@ -179,21 +153,15 @@ def resolve_issue(
     outcome = ResolveOutcome("failed", branch, session_id=result.session_id, steps=result.steps, cost=result.cost)
     say(f"session {result.session_id}: {result.status} after {result.steps} steps, ${result.cost:.4f}")
 
-    # 5. nothing worth pushing
-    reason = ""
-    if result.status != "submitted":
-        reason = result.message or f"the run ended with status {result.status} without a submission"
-    elif not result.patch.strip():
-        reason = "the agent submitted without changing any file"
-    elif contains_secret(result.patch, hidden):
-        reason = "the patch contains a credential value, so it was not pushed"
+    # 4. nothing worth pushing
+    reason = _not_pushable(result, hidden)
     if reason:
         client.create_comment(number, summary.failure_comment(facts, reason, hidden))
         outcome.message = redact(reason, hidden)
         say(f"not pushed: {reason}")
         return outcome
 
-    # 4. commit, push, pull request, link
+    # 5. commit, push, pull request, link
     pushed, pull = None, None  # what a failure leaves behind, for the comment
     try:
         events = _session_events(result.session_id, store)
@@ -217,6 +185,70 @@ def resolve_issue(
     return outcome
 
 
+def _check_actor(options: ResolveOptions, client: GitHubClient, say: Callable[[str], None]) -> tuple[str, str]:
+    """(the actor, why they are refused or ""): only someone with write access starts a run."""
+    actor = options.actor or os.environ.get("GITHUB_ACTOR") or ""
+    if not actor:
+        raise UserError("no actor to check: pass --actor LOGIN or set GITHUB_ACTOR (the workflow sets it)")
+    permission = client.permission(actor)
+    if has_write(permission):
+        return actor, ""
+    level = str(permission.get("role_name") or permission.get("permission") or "none")
+    client.create_comment(options.issue, summary.refusal_comment(actor, level))
+    say(f"refused: {actor} has {level} permission on {options.repo}")
+    return actor, f"{actor} lacks write permission"
+
+
+def _branch(options: ResolveOptions, token: str, branch: str, say: Callable[[str], None]) -> tuple[Checkout, str, str]:
+    """The checkout on a fresh ``branch`` from the base: (checkout, base name, base commit)."""
+    checkout = Checkout(options.workdir, token)
+    checkout.ensure_safe()
+    base_name, base_sha = checkout.resolve_base(options.base)
+    checkout.start_branch(branch, base_sha)
+    say(f"branch {branch} from {base_name} ({base_sha[:10]})")
+    return checkout, base_name, base_sha
+
+
+def _headless(hooks):
+    hooks = hooks or RunHooks()
+    hooks.approver = None  # headless: the agent's commands run without confirmation (--yolo)
+    return hooks
+
+
+def _request(options: ResolveOptions, issue: dict[str, Any], comments: list[dict[str, Any]], checkout: Checkout,
+             actor: str, base: tuple[str, str], facts: summary.RunFacts) -> RunRequest:
+    """The run for the issue; ``base``: the base branch's (name, commit)."""
+    base_name, base_sha = base
+    settings = load_settings({"model": options.model, "limits.step_limit": options.step_limit,
+                              "limits.cost_limit": options.cost_limit}, project=checkout.path)
+    facts.model = default_model_name(settings.model)
+    return RunRequest(
+        task=issue_task(options.repo, issue, comments),
+        model=facts.model,
+        repo=checkout.path,
+        env=settings.env,
+        image=settings.image,
+        scaffold_ref=settings.scaffold,
+        limits=settings.limits,
+        parent=f"github:{options.repo}#{options.issue}",
+        # the base branch's AGENTS.md & co., as committed: never the issue's text, nor the work tree
+        repo_instructions=from_commit(checkout.path, base_sha) if options.repo_instructions else None,
+        extra={"github": {"repo": options.repo, "issue": options.issue, "branch": branch_name(options.issue),
+                          "actor": actor, "base": base_name}},
+    )
+
+
+def _not_pushable(result, hidden) -> str:
+    """Why the run's outcome is not pushed, or "" when it is."""
+    if result.status != RunStatus.SUBMITTED:
+        return result.message or f"the run ended with status {result.status} without a submission"
+    if not result.patch.strip():
+        return "the agent submitted without changing any file"
+    if contains_secret(result.patch, hidden):
+        return "the patch contains a credential value, so it was not pushed"
+    return ""
+
+
 def _open_or_update_pull(client: GitHubClient, branch: str, base: str, title: str, body: str,
                          draft: bool) -> tuple[dict[str, Any], bool]:
     """The branch's open pull request with a fresh title and body, or a new one. True when updated."""
@@ -233,16 +265,11 @@ def _open_or_update_pull(client: GitHubClient, branch: str, base: str, title: st
 
 
 def _session_events(session_id: str, store) -> list[dict[str, Any]]:
-    from live_swe.session.store import SessionStore
-
     return (store or SessionStore.default()).open(session_id).events()[0]
 
 
 def _grade_lines(session_id: str, store) -> list[str]:
     """The run's grade, one line per metric (the analysers': free, no judge is called here)."""
-    from live_swe.grading.report import metric_lines
-    from live_swe.grading.session import current_grade
-    from live_swe.session.store import SessionStore
 
     return metric_lines(current_grade((store or SessionStore.default()).open(session_id)))
 

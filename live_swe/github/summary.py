@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from live_swe.contracts.report import contract_report
+from live_swe.evolution.history import scaffold_changes
 from live_swe.infra.redact import redact
 
 MARKER = "<!-- live-swe -->"  # marks our own comments, so a rerun does not feed them back to the agent
@@ -47,10 +48,6 @@ def tools_made(events: Iterable[dict[str, Any]]) -> list[str]:
             if name not in names:
                 names.append(name)
     return names
-
-
-def scaffold_changes(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e.get("t") == "scaffold" and e.get("kind") in ("commit", "reject", "rollback")]
 
 
 def _scaffold_line(event: dict[str, Any]) -> str:
