@@ -255,6 +255,11 @@ def repository_problem(path: Path) -> str | None:
             "Run `git init && git add -A && git commit -m init` there first.")
 
 
+# Never part of a patch or a starting point: live-swe's own folder, and interpreter caches that
+# running the tests leaves behind (binary, different on every run, never part of a fix).
+PATCH_EXCLUDES = (".live-swe", "**/__pycache__/**", "**/*.pyc")
+
+
 def repository_root(path: Path) -> Path:
     """The top of the work tree ``path`` is in (a folder inside a repository means the repository)."""
     try:

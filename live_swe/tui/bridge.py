@@ -17,8 +17,8 @@ from typing import Any
 from textual.message import Message
 
 from live_swe.agent.interfaces import Decision
+from live_swe.command_safety import is_harmless
 from live_swe.models.base import ModelWrapper
-from live_swe.tui.safety import is_harmless
 
 STOP = object()  # what a pending question is answered with when the person quits
 
