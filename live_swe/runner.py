@@ -259,15 +259,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
 def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLimits | None,
             limit_overrides: dict | None, sandbox: dict | None, follow_up: str | None) -> RunResult:
     meta = session.meta
-    if meta.status == RunStatus.RUNNING and follow_up is not None:
-        raise UserError(f"session {session_id} is still running (or was killed: `live-swe resume {session_id}` "
-                        "finishes it first); a follow-up continues a session that has ended")
-    if meta.status == RunStatus.SUBMITTED and follow_up is None:
-        raise UserError(
-            f"session {session_id} already submitted its patch; nothing to resume "
-            f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
-            f"with `live-swe run --scaffold session:{session_id}`)"
-        )
+    _check_resumable(meta.status, session_id, follow_up)
     events, problems = session.events()
     start = trusted_start(session, events)
     confinement = {**(start.sandbox or {}), **(sandbox or {})}
@@ -280,7 +272,6 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
     model = _model(start.model, hooks, start.api_base)
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})
-    messages = [e["message"] for e in events if e.get("t") == "message"]
     steps = [e for e in events if e.get("t") == "step"]
     meta.steps = max([e.get("step", 0) for e in steps], default=0)
     meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
@@ -303,23 +294,8 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
-        if follow_up is None and steps and steps[-1].get("submitted"):  # killed after its submission, before the end
-            agent.messages = list(messages)
-            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
-            return agent.conclude(RunStatus.SUBMITTED)
-        if follow_up is not None:
-            agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
-        elif messages:
-            agent.restore(messages)
-        else:
-            agent.start(meta.task)
-        if messages:  # scripted and replay models continue where the log stops
-            resume_model(model, sum(1 for m in agent.messages if m.get("role") == "assistant"))
-        if follow_up is not None:
-            agent.follow_up(follow_up)
-        else:
-            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
-        return agent.run()
+        submitted = bool(steps and steps[-1].get("submitted"))
+        return _go_on(agent, model, events, problems, follow_up, submitted=submitted)
     except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
@@ -327,6 +303,43 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         if env is not None:
             env.close()
         session.close()
+
+
+def _check_resumable(status: str, session_id: str, follow_up: str | None) -> None:
+    """A follow-up needs an ended session; a plain resume, one that has not submitted."""
+    if status == RunStatus.RUNNING and follow_up is not None:
+        raise UserError(f"session {session_id} is still running (or was killed: `live-swe resume {session_id}` "
+                        "finishes it first); a follow-up continues a session that has ended")
+    if status == RunStatus.SUBMITTED and follow_up is None:
+        raise UserError(
+            f"session {session_id} already submitted its patch; nothing to resume "
+            f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
+            f"with `live-swe run --scaffold session:{session_id}`)"
+        )
+
+
+def _go_on(agent: Agent, model: Model, events: list[dict], problems: list[str], follow_up: str | None, *,
+           submitted: bool) -> RunResult:
+    """The resumed agent, from the logged conversation: ended at once when the session was killed after
+    its submission step (before the end), given the follow-up, or running on."""
+    messages = [e["message"] for e in events if e.get("t") == "message"]
+    if follow_up is None and submitted:  # a submitted step is final
+        agent.messages = list(messages)
+        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+        return agent.conclude(RunStatus.SUBMITTED)
+    if follow_up is not None:
+        agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
+    elif messages:
+        agent.restore(messages)
+    else:
+        agent.start(agent.session.meta.task)
+    if messages:  # scripted and replay models continue where the log stops
+        resume_model(model, sum(1 for m in agent.messages if m.get("role") == "assistant"))
+    if follow_up is not None:
+        agent.follow_up(follow_up)
+    else:
+        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
+    return agent.run()
 
 
 def _restore_container_work(session: Session, env: Environment) -> None:

@@ -240,18 +240,8 @@ class Agent:
         if self._pending_user_note:
             self.add_message({"role": "user", "content": self._pending_user_note})
             self._pending_user_note = None
-        scaffold = self.guard.current
-        fmt = scaffold.policy.action_format
-        self._refresh_system_message()
-        prepared = self._apply_context_policy(self.messages)
-        outgoing = self.hooks.transform_messages(prepared, self.step)
-        if outgoing is not prepared:  # whatever the hooks put in is redacted too
-            outgoing = [self._redacted_message(m) for m in outgoing]
-        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
-        self.cost += reply.cost
-        if reply.note:
-            self.emit({"t": "note", "step": self.step, "text": reply.note})
-        self.add_message(reply.to_message())
+        fmt = self.guard.current.policy.action_format
+        reply = self._query(fmt)
         try:
             command = parse_action(reply, fmt)
         except FormatError as exc:
@@ -259,25 +249,9 @@ class Agent:
             return
         self._format_errors = 0
         command = self._review(reply, command)
-        if command is None:
+        if command is None or self._refused_by_contract(reply, command):
             return
-        if self.contracts is not None:
-            limits = self.limits  # a reply can spend past a budget: its command then does not run
-            spent = bool(limits.cost_limit and self.cost > limits.cost_limit) or self.elapsed > limits.wall_time_limit
-            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
-                                            budget_exceeded=spent)
-            if verdict.refusal:
-                self._reply_to(reply, self._redact(verdict.refusal))
-                return
-        output = self.env.execute(command, timeout=self.limits.command_timeout)
-        verdict = None
-        if self.contracts is not None:
-            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
-            if verdict.output is not None:
-                output = dataclasses.replace(output, text=verdict.output)
-        output = dataclasses.replace(output, text=self._redact(output.text))
-        if self.on_output:
-            self.on_output(self.step, output)
+        output, verdict = self._execute(command)
         if is_submission(output):
             self._checkpoint()  # the submitting command may have changed files too
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
@@ -298,6 +272,45 @@ class Agent:
         # session are read from the last step event (O(1) appends per step, nothing rewritten).
         if verdict and verdict.action:
             self._contract_action(verdict.action, verdict.reason)
+
+    def _query(self, fmt: str) -> Reply:
+        """The model's reply to the conversation as the context policy and the hooks prepare it."""
+        self._refresh_system_message()
+        prepared = self._apply_context_policy(self.messages)
+        outgoing = self.hooks.transform_messages(prepared, self.step)
+        if outgoing is not prepared:  # whatever the hooks put in is redacted too
+            outgoing = [self._redacted_message(m) for m in outgoing]
+        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
+        self.cost += reply.cost
+        if reply.note:
+            self.emit({"t": "note", "step": self.step, "text": reply.note})
+        self.add_message(reply.to_message())
+        return reply
+
+    def _refused_by_contract(self, reply: Reply, command: str) -> bool:
+        """The contract's check before the command: a refusal is the model's observation instead."""
+        if self.contracts is None:
+            return False
+        limits = self.limits  # a reply can spend past a budget: its command then does not run
+        spent = bool(limits.cost_limit and self.cost > limits.cost_limit) or self.elapsed > limits.wall_time_limit
+        verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
+                                        budget_exceeded=spent)
+        if verdict.refusal:
+            self._reply_to(reply, self._redact(verdict.refusal))
+        return bool(verdict.refusal)
+
+    def _execute(self, command: str):
+        """Run the command: its redacted output (as the contract's check after it left it) and that verdict."""
+        output = self.env.execute(command, timeout=self.limits.command_timeout)
+        verdict = None
+        if self.contracts is not None:
+            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
+            if verdict.output is not None:
+                output = dataclasses.replace(output, text=verdict.output)
+        output = dataclasses.replace(output, text=self._redact(output.text))
+        if self.on_output:
+            self.on_output(self.step, output)
+        return output, verdict
 
     def _contract_action(self, action: str, reason: str) -> None:
         """A soft violation's recovery beyond a note. Without a person to hand control to (no

@@ -358,59 +358,18 @@ class _Batch:
 
     def run_one(self, job: InstanceJob) -> tuple[dict[str, Any], str]:
         """Run the agent on one instance: its record and its patch. Never raises."""
-
         instance, image = job.instance, job.image
         record: dict[str, Any] = {
             "instance_id": instance.instance_id, "status": RunStatus.ERROR, "finished": False, "reason": "",
             "session": None, "steps": 0, "cost": 0.0, "image": image, "model": self.model,
         }
         marks: dict[str, float] = {"start": time.monotonic()}
-
-        def observe(event: dict[str, Any]) -> None:
-            # Everything the agent logs until its end event is agent time (its last replies
-            # included, when they were format errors); after it come the patch and teardown.
-            if event.get("t") == "end":
-                marks["end"] = time.monotonic()
-            elif "agent" in marks:
-                marks["last_step"] = time.monotonic()
-
         models = self._model_for(instance)
         patch = ""
         failure: BaseException | None = None
         missing_image = bool(job.missing)
         try:
-            if self.stop.is_set():
-                raise _Interrupted()
-            if job.missing:
-                raise EnvironmentError_(job.missing)
-            if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
-                raise _Interrupted() if self.stop.is_set() else _EngineGone()
-            record["session"] = session_id = self._session_id(instance)
-            request = RunRequest(
-                task=task_text(instance),
-                model=self.model,
-                env="docker",
-                image=image,
-                repo=None,
-                repo_dir=instance.repo_dir,
-                scaffold_ref=self.scaffold,
-                limits=job.limits,
-                session_id=session_id,
-                parent=f"bench:{self.batch_id}",
-                extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
-                labels={BATCH_LABEL: self.batch_id},
-                contract_files=self.contracts,
-                graded_test_files=graded_test_files(instance.test_patch),
-            )
-            hooks = RunHooks(
-                model_factory=models,
-                observers=[observe],
-                on_agent=lambda agent: marks.setdefault("agent", time.monotonic()),
-            )
-            result = start_run(request, hooks, self.store)
-            record.update(status=result.status, steps=result.steps, cost=result.cost, reason=result.message,
-                          finished=result.status in FINISHED_STATUSES)
-            patch = result.patch
+            patch = self._attempt(job, record, marks, models)
         except _Interrupted:
             pass
         except _EngineGone:
@@ -435,6 +394,51 @@ class _Batch:
         record["timings"] = _timings(marks, models.seconds)
         record["finished_at"] = _now()
         return record, patch
+
+    def _attempt(self, job: InstanceJob, record: dict[str, Any], marks: dict[str, float], models: _ModelMaker) -> str:
+        """Start the instance's session and run it to its end (its result into ``record``): its patch."""
+        if self.stop.is_set():
+            raise _Interrupted()
+        if job.missing:
+            raise EnvironmentError_(job.missing)
+        if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
+            raise _Interrupted() if self.stop.is_set() else _EngineGone()
+
+        def observe(event: dict[str, Any]) -> None:
+            # Everything the agent logs until its end event is agent time (its last replies
+            # included, when they were format errors); after it come the patch and teardown.
+            if event.get("t") == "end":
+                marks["end"] = time.monotonic()
+            elif "agent" in marks:
+                marks["last_step"] = time.monotonic()
+
+        instance = job.instance
+        record["session"] = session_id = self._session_id(instance)
+        request = RunRequest(
+            task=task_text(instance),
+            model=self.model,
+            env="docker",
+            image=job.image,
+            repo=None,
+            repo_dir=instance.repo_dir,
+            scaffold_ref=self.scaffold,
+            limits=job.limits,
+            session_id=session_id,
+            parent=f"bench:{self.batch_id}",
+            extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
+            labels={BATCH_LABEL: self.batch_id},
+            contract_files=self.contracts,
+            graded_test_files=graded_test_files(instance.test_patch),
+        )
+        hooks = RunHooks(
+            model_factory=models,
+            observers=[observe],
+            on_agent=lambda agent: marks.setdefault("agent", time.monotonic()),
+        )
+        result = start_run(request, hooks, self.store)
+        record.update(status=result.status, steps=result.steps, cost=result.cost, reason=result.message,
+                      finished=result.status in FINISHED_STATUSES)
+        return result.patch
 
 
     def _classify(self, record: dict[str, Any], job: InstanceJob, failure: BaseException | None, *,
