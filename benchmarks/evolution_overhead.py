@@ -71,7 +71,7 @@ def main() -> int:
     from live_swe.environments.local import LocalEnvironment
     from live_swe.evolution.gates import check_scaffold
     from live_swe.evolution.guard import GatedScaffold
-    from live_swe.evolution.hook_worker import smoke_test
+    from live_swe.evolution.hook_checks import smoke_test
     from live_swe.evolution.tool_gates import tool_problem
     from live_swe.scaffolding.refs import materialize
     from live_swe.session.store import SessionStore
@@ -147,7 +147,7 @@ def main() -> int:
     results["template_step_boundary_ms"] = _median_ms(template_samples)
 
     # 4. a hook call at a step (seed hooks, worker already running): the per-step cost of isolation
-    from live_swe.evolution.hook_worker import HookClient
+    from live_swe.evolution.hook_client import HookClient
 
     hooks = HookClient(guard)
     calls = args.gate_n * 10

@@ -34,8 +34,8 @@ PLAN = "PLAN:\n1. Read truncate() in textkit/truncate.py\n2. Reproduce with trun
 
 
 def make_session(workdir: Path, steps: int) -> Path:
+    from live_swe.bench.labelled import prepare_repository
     from live_swe.config import KernelLimits
-    from live_swe.grading.labelled import prepare_repository
     from live_swe.models.base import Reply
     from live_swe.models.scripted import ScriptedModel
     from live_swe.runner import RunHooks, RunRequest, start_run

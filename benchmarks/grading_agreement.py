@@ -32,8 +32,8 @@ def main() -> int:
     workdir = Path(args.keep or tempfile.mkdtemp(prefix="live-swe-labelled-"))
     os.environ["LIVE_SWE_HOME"] = str(workdir / "home")
 
+    from live_swe.bench.labelled import agreement, load_set, run_set
     from live_swe.grading.analysers import analyse
-    from live_swe.grading.labelled import agreement, load_set, run_set
     from live_swe.grading.log import load_trajectory
     from live_swe.session.store import SessionStore
 

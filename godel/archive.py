@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import io
 import json
-import os
 import re
 import shutil
 import tarfile
@@ -29,9 +28,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from live_swe.config import home
 from live_swe.errors import UserError
+from live_swe.infra import files
 from live_swe.infra.git import Git, GitFailed, Identity, init
-from live_swe.scaffolding.scaffold import ScaffoldError
+from live_swe.scaffolding.refs import SOURCES as SCAFFOLD_SOURCES
+from live_swe.scaffolding.refs import materialize
+from live_swe.scaffolding.scaffold import ScaffoldError, load_scaffold
 
 NODE_ID_RE = re.compile(r"^n[0-9]{1,9}$")
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
@@ -49,16 +52,7 @@ def now() -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True, default=str)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.write_atomic(path, json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
 class Node(BaseModel):
@@ -105,8 +99,6 @@ class Archive:
 
     @classmethod
     def default(cls) -> Archive:
-        from live_swe.config import home
-
         return cls(home() / "archive")
 
     # -- paths
@@ -180,7 +172,6 @@ class Archive:
 
     def add_node(self, scaffold_dir: Path, *, parent: str | None = None, **fields: Any) -> Node:
         """Commit ``scaffold_dir`` as a new node (child of ``parent``) and write its metadata."""
-        from live_swe.scaffolding.scaffold import load_scaffold
 
         load_scaffold(scaffold_dir)  # only valid scaffolds enter the archive
         parent_commit = self.get(parent).commit if parent else None
@@ -260,8 +251,6 @@ def scaffold_digest(ref: str) -> str:
     ``promote`` compares it with the digest a validation recorded, so a ``path:DIR`` edited after
     its validation is not promoted on the strength of the old result.
     """
-    from live_swe.scaffolding.refs import materialize
-
     with tempfile.TemporaryDirectory(prefix="live-swe-digest-") as tmp:
         target = Path(tmp) / "scaffold"
         materialize(ref, target, library=None)
@@ -274,3 +263,6 @@ def checkout_node(node_id: str, target: Path) -> None:
         Archive.default().checkout(node_id, Path(target))
     except ArchiveError as exc:
         raise ScaffoldError(str(exc)) from exc
+
+
+SCAFFOLD_SOURCES["archive"] = checkout_node

@@ -21,6 +21,7 @@ from live_swe.grading.grade import Grade
 from live_swe.grading.metrics import LABELS, QUESTIONS, SHORT
 from live_swe.grading.report import SEVERITY, score_text, steps_text
 from live_swe.grading.session import grade_session_dir
+from live_swe.infra.jsonl import read_jsonl
 
 MAX_TRAJECTORIES = 4
 LAST_COMMANDS = 6
@@ -61,13 +62,7 @@ def read_trajectory(instance_id: str, session_dir: Path) -> Trajectory:
         trajectory.steps = int(meta.get("steps", 0))
     except (OSError, ValueError):
         trajectory.exit_message = "no readable session metadata"
-    events_path = session_dir / "events.jsonl"
-    lines = events_path.read_text(errors="replace").splitlines() if events_path.exists() else []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
+    for event in read_jsonl(session_dir / "events.jsonl"):
         kind = event.get("t")
         if kind == "step" and "command" in event:
             code = int(event.get("returncode", 0) or 0)

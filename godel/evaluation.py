@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.batch import SESSIONS_DIR, run_batch
+from live_swe.bench.evaluate import REPORT_FILE, evaluate_batch
+from live_swe.bench.preds import PREDS_FILE, read_preds
+from live_swe.bench.suites import load_suite
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -59,13 +64,9 @@ class BenchEvaluator:
         self.run_id = run_id
 
     def instance_ids(self) -> list[str]:
-        from live_swe.bench.suites import load_suite
-
         return [i.instance_id for i in load_suite(self.suite).instances]
 
     def __call__(self, scaffold_ref: str, instance_ids: list[str], out_dir: Path) -> dict[str, Outcome]:
-        from live_swe.bench.batch import run_batch
-
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         summary = run_batch(
@@ -92,8 +93,6 @@ class BenchEvaluator:
         import hashlib
         import json
 
-        from live_swe.bench.evaluate import PREDS_FILE, REPORT_FILE, evaluate_batch
-
         report, preds = out_dir / REPORT_FILE, out_dir / PREDS_FILE
         if report.exists() and preds.exists() and report.stat().st_mtime >= preds.stat().st_mtime:
             return set(json.loads(report.read_text()).get("resolved_ids", []))
@@ -104,9 +103,6 @@ class BenchEvaluator:
 
 def _batch_runs(out_dir: Path) -> dict[str, dict[str, Any]]:
     """Finished instances of a batch folder: cost, status and session directory (from preds.jsonl)."""
-    from live_swe.bench.batch import SESSIONS_DIR
-    from live_swe.bench.preds import PREDS_FILE, read_preds
-
     runs = {}
     for instance_id, pred in read_preds(out_dir / PREDS_FILE).items():
         session = pred.get("session")

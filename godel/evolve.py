@@ -30,8 +30,10 @@ from godel.gates import check_child, summarize
 from godel.improve import Improve
 from godel.selection import DGM, Candidate, select_parents
 from godel.staging import Stage, passes, split_instances, stage_instances
+from live_swe.errors import UserError
 from live_swe.grading.aggregate import mean_scores
 from live_swe.grading.session import grade_session_dirs
+from live_swe.scaffolding.refs import materialize
 
 PENDING, MADE, GATED, ACCEPTED, REJECTED, STOPPED = "pending", "made", "gated", "accepted", "rejected", "stopped"
 TERMINAL = (ACCEPTED, REJECTED, STOPPED)
@@ -137,8 +139,6 @@ class Evolver:
         if self.config.instances:
             unknown = sorted(set(self.config.instances) - set(ids))
             if unknown:
-                from live_swe.errors import UserError
-
                 raise UserError(f"{self.config.suite}: no instance(s) {', '.join(unknown[:5])}")
             ids = list(self.config.instances)
         split = split_instances(ids, seed=self.config.seed, report_fraction=self.config.report_fraction)
@@ -197,7 +197,6 @@ class Evolver:
             self.state.root = existing.id
             self._save()
             return
-        from live_swe.scaffolding.refs import materialize
 
         root_dir = self.run_dir / "root" / "scaffold"
         if root_dir.exists():

@@ -16,7 +16,7 @@ from pathlib import Path
 from live_swe.config import KernelLimits
 from live_swe.environments.local import LocalEnvironment
 from live_swe.evolution.gates import Refused, check_scaffold
-from live_swe.evolution.hook_worker import smoke_test
+from live_swe.evolution.hook_checks import smoke_test
 from live_swe.evolution.tool_gates import tool_problem
 from live_swe.scaffolding.scaffold import ScaffoldError, load_scaffold
 

@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from live_swe.config import KernelLimits
 from live_swe.infra.git import Git, Identity, init
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import RunStatus
 
 _IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
@@ -49,9 +52,6 @@ class AgentImprover:
         self.model_factory = model_factory
 
     def __call__(self, parent_scaffold: Path, task: str, workdir: Path) -> Improvement:
-        from live_swe.config import KernelLimits
-        from live_swe.runner import RunHooks, RunRequest, start_run
-
         repo = workdir / "repo"
         scaffold_repository(parent_scaffold, repo)
         request = RunRequest(
@@ -60,7 +60,7 @@ class AgentImprover:
             extra={"godel": {"role": "improver", "workdir": str(workdir)}},
         )
         result = start_run(request, RunHooks(model_factory=self.model_factory))
-        if result.status == "interrupted":
+        if result.status == RunStatus.INTERRUPTED:
             raise KeyboardInterrupt
         child = workdir / "scaffold"
         if child.exists():

@@ -18,6 +18,8 @@ from godel.archive import Archive, scaffold_digest
 from godel.validate import latest_better
 from live_swe.config import config_path, load_settings
 from live_swe.errors import UserError
+from live_swe.infra import files
+from live_swe.scaffolding.refs import materialize
 
 
 @dataclass
@@ -37,10 +39,7 @@ def _write_config(scaffold_ref: str) -> None:
         data = loaded
     data["scaffold"] = scaffold_ref
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="config.", suffix=".tmp", dir=path.parent)
-    with open(fd, "w", encoding="utf-8") as handle:
-        yaml.safe_dump(data, handle, sort_keys=False)
-    Path(tmp).replace(path)
+    files.write_atomic(path, yaml.safe_dump(data, sort_keys=False))
 
 
 def promote(ref: str, *, force: bool = False, archive: Archive | None = None) -> Promotion:
@@ -57,8 +56,6 @@ def promote(ref: str, *, force: bool = False, archive: Archive | None = None) ->
         )
     target = ref
     if not ref.startswith("archive:"):
-        from live_swe.scaffolding.refs import materialize
-
         with tempfile.TemporaryDirectory(prefix="live-swe-promote-") as tmp:
             folder = Path(tmp) / "scaffold"
             materialize(ref, folder, library=None)

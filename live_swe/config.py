@@ -15,10 +15,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from live_swe.errors import UserError
+
 ENV_PREFIX = "LIVE_SWE_"
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A malformed config file or environment value; the message says where and what to fix."""
 
 
@@ -32,6 +34,14 @@ class KernelLimits(BaseModel):
     wall_time_limit: float = Field(default=3600.0, gt=0)
     command_timeout: float = Field(default=120.0, gt=0)
     max_format_errors: int = Field(default=5, ge=1)
+
+
+UNLIMITED_WHEN_ZERO = {"cost_limit"}  # `--cost-limit 0`: no cost budget (a local model costs nothing)
+
+
+def budget_amount(key: str, value: float) -> float:
+    """A budget as a number to compare: a zero that means "no limit" is infinite."""
+    return float("inf") if key in UNLIMITED_WHEN_ZERO and value == 0 else value
 
 
 class SandboxSettings(BaseModel):

@@ -3,21 +3,37 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from live_swe.agent.interfaces import Approver, Observer
 from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
 from live_swe.config import KernelLimits, home
 from live_swe.contracts.session import contract_engine, recorded_contract, run_contract
-from live_swe.environments.base import Environment
+from live_swe.environments.base import Environment, EnvironmentError_, Output
+from live_swe.environments.docker import DockerEnvironment
+from live_swe.environments.local import LocalEnvironment
+from live_swe.errors import UserError
+from live_swe.evolution.guard import GatedScaffold
+from live_swe.evolution.history import export_accepted
+from live_swe.evolution.hook_client import HookClient
 from live_swe.infra.git import SHELL_GIT, shell_prelude
-from live_swe.models.base import Model
+from live_swe.models.base import Model, TokenSink, resume_model
+from live_swe.models.resolve import make_model
 from live_swe.repo_instructions import RepoInstructions
+from live_swe.repomap import build_repo_map
+from live_swe.repomap.snapshot import environment_repo_map
+from live_swe.scaffolding.refs import IGNORE as SCAFFOLD_IGNORE
+from live_swe.scaffolding.refs import SOURCES as SCAFFOLD_SOURCES
+from live_swe.scaffolding.refs import materialize
 from live_swe.session.baseline import working_tree_commit
-from live_swe.session.store import Session, SessionError, SessionStore
+from live_swe.session.store import RunStatus, Session, SessionError, SessionStore
 from live_swe.session.trust import (
     check_same_repository,
     record_base,
@@ -30,6 +46,17 @@ from live_swe.session.trust import (
 )
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
+
+
+def session_scaffold(session_id: str, target: Path) -> None:
+    """``session:ID``: a session's last accepted scaffold from its history, never what a killed
+    step left behind; a session without history has only its work tree."""
+    session = SessionStore.default().open(session_id)
+    if not export_accepted(session, target):
+        shutil.copytree(session.scaffold_dir, target, dirs_exist_ok=True, ignore=SCAFFOLD_IGNORE)
+
+
+SCAFFOLD_SOURCES["session"] = session_scaffold
 
 
 @dataclass
@@ -64,23 +91,20 @@ class RunHooks:
     observers: list[Observer] = field(default_factory=list)
     model_factory: Callable[[str], Model] | None = None  # tests inject scripted models directly
     on_agent: Callable[[Agent], None] | None = None  # the TUI keeps the agent to message it
+    on_token: TokenSink | None = None  # shows replies as they stream (the TUI, the demo)
+    before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
+    on_output: Callable[[int, Output], None] | None = None  # shows each command's own output (the UI)
 
 
 def _make_env(session: Session, request_env: str, image: str | None, repo: Path | None, repo_dir: str,
               labels: dict[str, str] | None = None, confinement: dict | None = None) -> Environment:
     if request_env == "local":
-        from live_swe.environments.local import LocalEnvironment
-
         if repo is None:
-            from live_swe.environments.base import EnvironmentError_
-
             raise EnvironmentError_("the local environment needs a repository (--repo PATH)")
         confinement = confinement or {}
         return LocalEnvironment(repo, scaffold_dir=session.scaffold_dir, sandbox=confinement.get("mode", "bubblewrap"),
                                 network=bool(confinement.get("network", False)))
     if request_env == "docker":
-        from live_swe.environments.docker import DockerEnvironment
-
         return DockerEnvironment(
             image=image or "python:3.11-slim",
             repo_dir=repo_dir,
@@ -89,22 +113,16 @@ def _make_env(session: Session, request_env: str, image: str | None, repo: Path 
             scaffold_dir=DOCKER_SCAFFOLD_DIR,
             labels={**(labels or {}), "live-swe.session": session.id},
         )
-    from live_swe.environments.base import EnvironmentError_
-
     raise EnvironmentError_(f"unknown environment {request_env!r}; use local or docker")
 
 
 def _make_guard(session: Session, env: Environment, limits: KernelLimits):
     """The gated scaffold: a new session's history starts here; a resumed one is reset to its last commit."""
-    from live_swe.evolution.guard import GatedScaffold
-
     return GatedScaffold(session, env, limits)
 
 
 def _make_hooks(session: Session, guard):
     """The scaffold's hooks, run in an isolated worker process."""
-    from live_swe.evolution.hook_worker import HookClient
-
     return HookClient(guard)
 
 
@@ -132,6 +150,9 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
         hooks=_make_hooks(session, guard),
         approver=hooks.approver,
         observers=hooks.observers,
+        on_token=hooks.on_token,
+        before_step=hooks.before_step,
+        on_output=hooks.on_output,
         patch_fn=patch,
         checkpoint_fn=(lambda: session.write_patch(patch())) if in_container else None,
     )
@@ -147,15 +168,11 @@ def _agent(session: Session, env: Environment, model: Model, limits: KernelLimit
 def _model(name: str, hooks: RunHooks, api_base: str | None = None) -> Model:
     if hooks.model_factory:
         return hooks.model_factory(name)
-    from live_swe.models.resolve import make_model
-
     return make_model(name, api_base=api_base)
 
 
 def _without_credentials(url: str | None) -> str | None:
     """The URL as it may be saved with the session: a user:password part is dropped."""
-    from urllib.parse import urlsplit, urlunsplit
-
     if not url:
         return None
     parts = urlsplit(url)
@@ -167,8 +184,6 @@ def _without_credentials(url: str | None) -> str | None:
 
 def start_run(request: RunRequest, hooks: RunHooks | None = None, store: SessionStore | None = None) -> RunResult:
     """Create a session for ``request`` and run it to the end."""
-    from live_swe.scaffolding.refs import materialize
-
     hooks = hooks or RunHooks()
     store = store or SessionStore.default()
     model = _model(request.model, hooks, request.api_base)  # fail on a bad model before anything is created
@@ -244,19 +259,7 @@ def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionSto
 def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLimits | None,
             limit_overrides: dict | None, sandbox: dict | None, follow_up: str | None) -> RunResult:
     meta = session.meta
-    if meta.status == "running" and follow_up is not None:
-        from live_swe.errors import UserError
-
-        raise UserError(f"session {session_id} is still running (or was killed: `live-swe resume {session_id}` "
-                        "finishes it first); a follow-up continues a session that has ended")
-    if meta.status == "submitted" and follow_up is None:
-        from live_swe.errors import UserError
-
-        raise UserError(
-            f"session {session_id} already submitted its patch; nothing to resume "
-            f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
-            f"with `live-swe run --scaffold session:{session_id}`)"
-        )
+    _check_resumable(meta.status, session_id, follow_up)
     events, problems = session.events()
     start = trusted_start(session, events)
     confinement = {**(start.sandbox or {}), **(sandbox or {})}
@@ -269,7 +272,6 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
     model = _model(start.model, hooks, start.api_base)
     for problem in problems:
         session.append({"t": "log_problem", "detail": problem})
-    messages = [e["message"] for e in events if e.get("t") == "message"]
     steps = [e for e in events if e.get("t") == "step"]
     meta.steps = max([e.get("step", 0) for e in steps], default=0)
     meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
@@ -282,7 +284,7 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         meta.extra["limits"] = limits.model_dump()
     limits = limits or start.kernel_limits(limit_overrides)
     meta.base_commit = start.base_commit
-    meta.status = "running"
+    meta.status = RunStatus.RUNNING
     env = None
     try:
         env = _make_env(session, start.env, start.image, repo, start.repo_dir, confinement=confinement)
@@ -292,23 +294,8 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         if start.env == "docker":
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
-        if follow_up is None and steps and steps[-1].get("submitted"):  # killed after its submission, before the end
-            agent.messages = list(messages)
-            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
-            return agent.conclude("submitted")
-        if follow_up is not None:
-            agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
-        elif messages:
-            agent.restore(messages)
-        else:
-            agent.start(meta.task)
-        if messages and hasattr(model, "skip"):  # scripted and replay models continue where the log stops
-            model.skip(sum(1 for m in agent.messages if m.get("role") == "assistant"))
-        if follow_up is not None:
-            agent.follow_up(follow_up)
-        else:
-            agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
-        return agent.run()
+        submitted = bool(steps and steps[-1].get("submitted"))
+        return _go_on(agent, model, events, problems, follow_up, submitted=submitted)
     except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
@@ -318,14 +305,46 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
         session.close()
 
 
+def _check_resumable(status: str, session_id: str, follow_up: str | None) -> None:
+    """A follow-up needs an ended session; a plain resume, one that has not submitted."""
+    if status == RunStatus.RUNNING and follow_up is not None:
+        raise UserError(f"session {session_id} is still running (or was killed: `live-swe resume {session_id}` "
+                        "finishes it first); a follow-up continues a session that has ended")
+    if status == RunStatus.SUBMITTED and follow_up is None:
+        raise UserError(
+            f"session {session_id} already submitted its patch; nothing to resume "
+            f"(see it with `live-swe sessions show {session_id}`, or start a new task from its scaffold "
+            f"with `live-swe run --scaffold session:{session_id}`)"
+        )
+
+
+def _go_on(agent: Agent, model: Model, events: list[dict], problems: list[str], follow_up: str | None, *,
+           submitted: bool) -> RunResult:
+    """The resumed agent, from the logged conversation: ended at once when the session was killed after
+    its submission step (before the end), given the follow-up, or running on."""
+    messages = [e["message"] for e in events if e.get("t") == "message"]
+    if follow_up is None and submitted:  # a submitted step is final
+        agent.messages = list(messages)
+        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+        return agent.conclude(RunStatus.SUBMITTED)
+    if follow_up is not None:
+        agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
+    elif messages:
+        agent.restore(messages)
+    else:
+        agent.start(agent.session.meta.task)
+    if messages:  # scripted and replay models continue where the log stops
+        resume_model(model, sum(1 for m in agent.messages if m.get("role") == "assistant"))
+    if follow_up is not None:
+        agent.follow_up(follow_up)
+    else:
+        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
+    return agent.run()
+
+
 def _restore_container_work(session: Session, env: Environment) -> None:
     """A container does not outlive its run: the new one gets the repository changes the session
     had when it stopped (its last patch), so the agent resumes on the files it left."""
-    import os
-    import tempfile
-
-    from live_swe.environments.base import EnvironmentError_
-
     patch = session.patch()
     if not patch.strip():
         return
@@ -355,12 +374,8 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     source = "host" if request.repo else "environment"
     try:
         if request.repo:
-            from live_swe.repomap import build_repo_map
-
             result = build_repo_map(request.repo, request.task, policy.token_budget)
         else:
-            from live_swe.repomap.snapshot import environment_repo_map
-
             result = environment_repo_map(env, request.task, policy.token_budget)
     except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
         session.append({"t": "repo_map", "source": source, "error": f"{type(exc).__name__}: {exc}"[:500]})
@@ -371,7 +386,7 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
 
 
 def _record_failure(session: Session, exc: BaseException) -> None:
-    status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
+    status = RunStatus.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else RunStatus.ERROR
     session.meta.status = status
     session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
     try:

@@ -9,8 +9,8 @@ import pytest
 from conftest import SUBMIT, bash_reply
 from tui_helpers import SIZE, make_app, type_text, wait_for_screen
 
+from live_swe.command_safety import is_harmless
 from live_swe.tui.bridge import ApprovalMode
-from live_swe.tui.safety import is_harmless
 from live_swe.tui.screens import ApprovalScreen, FinishScreen
 from live_swe.tui.widgets import StepCard
 

@@ -265,6 +265,22 @@ def test_engine_down_is_a_clear_error(tmp_path, monkeypatch):
     assert "systemctl start docker" in message and "dockerd" in message
 
 
+def test_bench_runs_and_evaluation_say_the_same_when_no_engine_answers(tmp_path, monkeypatch):
+    pytest.importorskip("docker")
+    from live_swe.bench.batch import _Engine
+    from live_swe.bench.images import docker_client
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    messages = []
+    for connect in (_Engine, docker_client):
+        with pytest.raises(EnvironmentError_) as caught:
+            connect()
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "no Docker engine answers" in messages[0] and "no-engine.sock" in messages[0]
+    assert "systemctl start docker" in messages[0]
+
+
 def test_permission_denied_says_how_to_get_access():
     pytest.importorskip("docker")
     from docker.errors import DockerException

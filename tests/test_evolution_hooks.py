@@ -18,7 +18,7 @@ from test_evolution_support import (
     write_file_command,
 )
 
-from live_swe.evolution import hook_worker
+from live_swe.evolution import hook_client, hook_process
 from live_swe.evolution.history import ScaffoldHistory
 from live_swe.resources import resource_path
 
@@ -52,7 +52,7 @@ def tagging_hooks(misbehaviour: str) -> str:
 def test_a_failing_hook_falls_back_to_the_last_good_hooks_and_the_run_finishes(git_repo, kind, env_name, request,
                                                                                monkeypatch):
     env, image = environment(request, env_name)
-    monkeypatch.setattr(hook_worker, "CALL_TIMEOUT", 2.0)  # the hanging hook costs 2s, not the default
+    monkeypatch.setattr(hook_client, "CALL_TIMEOUT", 2.0)  # the hanging hook costs 2s, not the default
     result, model = run_script(git_repo, [
         bash_reply(write_file_command("hooks.py", tagging_hooks(MISBEHAVIOUR[kind])), "Tag observations."),
         bash_reply("echo hello"),
@@ -147,7 +147,7 @@ def after_step(step, command, returncode):
     probe = json.loads(text[text.index("PROBE ") + 6:].splitlines()[0])
     assert not any("KEY" in k or "TOKEN" in k for k in probe["env"])
     assert "must-not-leak" not in probe["values"]
-    assert probe["as"] == hook_worker.MEMORY_BYTES and probe["cpu"] == hook_worker.CPU_SECONDS
+    assert probe["as"] == hook_process.MEMORY_BYTES and probe["cpu"] == hook_process.CPU_SECONDS
     assert probe["pid"] != os.getpid()
     assert not any("site-packages" in p for p in probe["path"])  # only the standard library imports
     assert str(session_dir(result.session_id)) not in probe["cwd"]
@@ -167,7 +167,7 @@ def test_a_hook_worker_dies_with_a_killed_kernel_even_mid_call(git_repo, sandbox
     memory = (1 << 30) + os.getpid()  # its limits are on its command line: they find it
     kernel = subprocess.Popen([sys.executable, "-c", (
         "from live_swe.environments.local import LocalEnvironment\n"
-        "from live_swe.evolution.hook_worker import HookProcess\n"
+        "from live_swe.evolution.hook_process import HookProcess\n"
         f"env = LocalEnvironment({str(git_repo)!r}, sandbox={sandbox!r})\n"
         "p = HookProcess('import time\\ndef after_step(s, c, r):\\n    time.sleep(1000)\\n    return \"\"\\n',"
         f" host=env, memory={memory})\n"

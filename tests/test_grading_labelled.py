@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from live_swe.bench.labelled import FAMILIES, agreement, load_set, run_set
 from live_swe.grading.analysers import analyse
 from live_swe.grading.judge import judge_messages
-from live_swe.grading.labelled import FAMILIES, agreement, load_set, run_set
 from live_swe.grading.log import load_trajectory
 from live_swe.session.store import SessionStore
 

@@ -1,6 +1,6 @@
 """Hooks that provably change nothing are skipped (no worker round trip); all others run."""
 
-from live_swe.evolution.hook_worker import passthrough_hooks
+from live_swe.evolution.hook_checks import passthrough_hooks
 from live_swe.resources import resource_path
 
 

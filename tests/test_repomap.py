@@ -147,18 +147,13 @@ def test_the_first_message_of_a_run_carries_the_map_and_the_scaffold_can_switch_
     assert "<repo_map>" not in first and "def compute_total" not in first
 
 
-def reference_ranking(tags, mentioned_names, mentioned_files, iterations=30, damping=0.85):
-    """The ranking spelled out with dicts and loops, to check the vectorised graph against."""
+def _reference_edges(tags, files, definers, mentioned_names):
+    """(src, dst, name) -> weight: each file's references to the files that define the name."""
     import math
 
     from live_swe.repomap.rank import MAX_DEFINERS, MENTION_FACTOR, MIN_LINK_CHARS, name_weight
 
-    files = sorted(tags)
-    definers = {}
-    for rel in files:
-        for name in dict.fromkeys(d[0] for d in tags[rel].defs):
-            definers.setdefault(name, []).append(rel)
-    edges = {}  # (src, dst, name) -> weight
+    edges = {}
     for src in files:
         for name, uses in tags[src].refs.items():
             where = definers.get(name, [])
@@ -168,6 +163,20 @@ def reference_ranking(tags, mentioned_names, mentioned_files, iterations=30, dam
             for dst in where:
                 if dst != src:
                     edges[(src, dst, name)] = weight
+    return edges
+
+
+def reference_ranking(tags, mentioned_names, mentioned_files, iterations=30, damping=0.85):
+    """The ranking spelled out with dicts and loops, to check the vectorised graph against."""
+
+    from live_swe.repomap.rank import MAX_DEFINERS
+
+    files = sorted(tags)
+    definers = {}
+    for rel in files:
+        for name in dict.fromkeys(d[0] for d in tags[rel].defs):
+            definers.setdefault(name, []).append(rel)
+    edges = _reference_edges(tags, files, definers, mentioned_names)
     out = {rel: sum(w for (s, _d, _n), w in edges.items() if s == rel) for rel in files}
     chosen = set(mentioned_files) | {rel for name in mentioned_names for rel in definers.get(name, [])[:MAX_DEFINERS]}
     teleport = {rel: (1 / len(chosen) if rel in chosen else 0.0) if chosen else 1 / len(files) for rel in files}

@@ -293,7 +293,8 @@ async def test_resume_a_session_from_the_picker(git_repo):
     async with app.run_test(size=(130, 40)) as pilot:
         await run_to_finish(pilot)
         assert app.result is None or app.result.status == "error"
-    # the script of the whole conversation: the resumed run goes on after the reply already given
+    # The resumed run is given the whole script again (as `--model scripted:FILE` reads it again): it
+    # continues where the log stops, with the second reply, not the first a second time.
     app, factory = make_app(git_repo, [FIX, SUBMIT], mode=ApprovalMode.AUTO)
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.press("f3")
@@ -305,6 +306,7 @@ async def test_resume_a_session_from_the_picker(git_repo):
         assert [c.step for c in app.query(StepCard)] == [1, 2]  # the earlier step is shown too
         assert "+    return a + b" in app.result.patch
     assert factory.models[0].seen[0][-1]["role"] == "user"  # it went on from the saved conversation
+    assert len(factory.models[0].seen) == 1  # one query: the submission
     app, _ = make_app(git_repo, [SUBMIT], session_id="later")
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.press("f3")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from live_swe.tui.safety import is_harmless
+from live_swe.command_safety import is_harmless
 
 
 @pytest.mark.parametrize("command", [

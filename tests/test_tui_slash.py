@@ -12,7 +12,6 @@ from live_swe.tui.bridge import ApprovalMode
 from live_swe.tui.slash import SlashCommand, attach_mentions, complete, completions, parse_command
 
 
-
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

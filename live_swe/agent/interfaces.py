@@ -6,10 +6,13 @@ The kernel's defaults live here; self-evolution (gates, the hook worker) plugs i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from live_swe.scaffolding.scaffold import Scaffold, discover_tools
+
+# Appends an event to the session log and tells the observers (Agent.emit).
+Emit = Callable[[dict[str, Any]], None]
 
 
 class ScaffoldGuard(Protocol):
@@ -21,6 +24,12 @@ class ScaffoldGuard(Protocol):
     def after_step(self, step: int, reason: str) -> list[str]:
         """Look at the scaffold tree; gate, commit or revert changes. Returns notes for the model."""
 
+    def attach(self, emit: Emit) -> None:
+        """Log through the agent (``emit`` appends an event to the session and tells observers)."""
+
+    def close(self, step: int) -> None:
+        """The run ends after ``step``: check what the last step left."""
+
 
 class Hooks(Protocol):
     def transform_observation(self, observation: str, step: int) -> str: ...
@@ -29,8 +38,23 @@ class Hooks(Protocol):
 
     def after_step(self, step: int, command: str, returncode: int) -> str: ...
 
+    def attach(self, emit: Emit) -> None: ...
 
-class StaticScaffold:
+    def close(self, step: int) -> None:
+        """The run ends: stop whatever runs the hooks."""
+
+
+class _Quiet:
+    """A seam with nothing to log and nothing to stop."""
+
+    def attach(self, emit: Emit) -> None:
+        pass
+
+    def close(self, step: int) -> None:
+        pass
+
+
+class StaticScaffold(_Quiet):
     """A read-only scaffold: tools are rediscovered at each step boundary, nothing else changes."""
 
     def __init__(self, scaffold: Scaffold):
@@ -41,15 +65,13 @@ class StaticScaffold:
         return self._scaffold
 
     def after_step(self, step: int, reason: str) -> list[str]:
-        from dataclasses import replace
-
         tools = tuple(discover_tools(self._scaffold.tools_path))
         if tools != self._scaffold.tools:
             self._scaffold = replace(self._scaffold, tools=tools)
         return []
 
 
-class NoHooks:
+class NoHooks(_Quiet):
     def transform_observation(self, observation: str, step: int) -> str:
         return observation
 

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-from live_swe.config import KernelLimits
+from live_swe.config import KernelLimits, budget_amount
 from live_swe.scaffolding.policy import ScaffoldLimits
-
-UNLIMITED_WHEN_ZERO = {"cost_limit"}  # `--cost-limit 0`: no cost budget (a local model costs nothing)
-
-
-def budget_amount(key: str, value: float) -> float:
-    """A budget as a number to compare: a zero that means "no limit" is infinite."""
-    return float("inf") if key in UNLIMITED_WHEN_ZERO and value == 0 else value
 
 
 def effective_limits(kernel: KernelLimits, scaffold: ScaffoldLimits) -> KernelLimits:

@@ -18,8 +18,9 @@ from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
+from live_swe.scaffolding.context import template_context
 from live_swe.scaffolding.render import render
-from live_swe.session.store import Session, SessionError
+from live_swe.session.store import RunStatus, Session, SessionError
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FOLLOW_UP = (
@@ -78,6 +79,9 @@ class Agent:
         hooks: Hooks | None = None,
         approver: Approver | None = None,
         observers: list[Observer] | None = None,
+        on_token: TokenSink | None = None,
+        before_step: Callable[[], None] | None = None,
+        on_output: Callable[[int, Output], None] | None = None,
         patch_fn=None,
         checkpoint_fn=None,
         contracts=None,
@@ -101,18 +105,15 @@ class Agent:
         self._started = time.monotonic()
         self._elapsed_before = session.meta.elapsed
         self._pending_user_note: str | None = None
-        self.on_token: TokenSink | None = None  # a front end showing replies as they stream (the TUI)
-        self.before_step: Callable[[], None] | None = None  # a front end's pause point; may raise KeyboardInterrupt
-        # a front end showing each command's own output (the UI), next to what the model is sent
-        self.on_output: Callable[[int, Output], None] | None = None
+        self.on_token = on_token  # a front end showing replies as they stream (the TUI, the demo)
+        self.before_step = before_step  # a front end's pause point; may raise KeyboardInterrupt
+        self.on_output = on_output  # a front end showing each command's own output, next to what the model is sent
         self._system_scaffold = None  # the scaffold messages[0] was last checked against
         self._listed_tools: set[str] | None = None  # the tools messages[0] lists (None: not known, after resume)
         # The secrets this process holds never reach the model, the hooks or the log.
         self._redact = redactor()
         for seam in (self.guard, self.hooks):
-            attach = getattr(seam, "attach", None)
-            if callable(attach):
-                attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
+            seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
     def emit(self, event: dict[str, Any]) -> None:
@@ -139,18 +140,9 @@ class Agent:
 
     # -- rendering
     def _context(self, **extra: Any) -> dict[str, Any]:
-        scaffold = self.guard.current
-        context = {
-            "repo_dir": self.env.repo_dir,
-            "scaffold_dir": self.env.scaffold_dir,
-            "action_format": scaffold.policy.action_format,
-            "command_timeout": self.limits.command_timeout,
-            "tools": [{"name": t.name, "description": t.description, "usage": t.usage} for t in scaffold.tools],
-            "step": self.step,
-            "model": getattr(self.model, "name", "") or "",
-        }
-        context.update(extra)
-        return context
+        return template_context(self.guard.current, repo_dir=self.env.repo_dir, scaffold_dir=self.env.scaffold_dir,
+                                command_timeout=self.limits.command_timeout, step=self.step,
+                                model=self.model.name or "", **extra)
 
     def _render(self, role: str, **extra: Any) -> str:
         # a scaffold is agent-written: a tool description may carry what a command printed
@@ -192,7 +184,7 @@ class Agent:
         self.emit({"t": "message", "step": self.step, "message": message, "follow_up": True})
 
     def run(self) -> RunResult:
-        status, message = "error", ""
+        status, message = RunStatus.ERROR, ""
         try:
             if self.contracts is not None:
                 self.contracts.start()
@@ -201,9 +193,9 @@ class Agent:
         except _Stop as stop:
             status, message = stop.status, stop.message
         except KeyboardInterrupt as stop:
-            status, message = "interrupted", str(stop) or "interrupted by the user"
+            status, message = RunStatus.INTERRUPTED, str(stop) or "interrupted by the user"
         except (ModelError, EnvironmentError_) as exc:
-            status, message = "error", str(exc)
+            status, message = RunStatus.ERROR, str(exc)
         except SessionError:  # the session cannot be written (a full disk): no end can be recorded
             self._close_seams()
             raise
@@ -214,7 +206,7 @@ class Agent:
         alone for a session killed after its submission step: a submitted step is final."""
         self._close_seams()
         patch: str | None = ""
-        if status != "error" or self.patch_fn:
+        if status != RunStatus.ERROR or self.patch_fn:
             try:
                 patch = self.patch_fn() if self.patch_fn else ""
             except (EnvironmentError_, KeyboardInterrupt) as exc:
@@ -242,11 +234,11 @@ class Agent:
     def _check_limits(self) -> None:
         limits = self.limits
         if self.step >= limits.step_limit:
-            raise _Stop("limits_exceeded", f"step limit of {limits.step_limit} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"step limit of {limits.step_limit} reached")
         if limits.cost_limit and self.cost >= limits.cost_limit:
-            raise _Stop("limits_exceeded", f"cost limit of ${limits.cost_limit:.2f} reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"cost limit of ${limits.cost_limit:.2f} reached")
         if self.elapsed >= limits.wall_time_limit:
-            raise _Stop("limits_exceeded", f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
+            raise _Stop(RunStatus.LIMITS_EXCEEDED, f"wall-time limit of {limits.wall_time_limit:.0f}s reached")
 
     def one_step(self) -> None:
         if self.before_step:
@@ -256,20 +248,8 @@ class Agent:
         if self._pending_user_note:
             self.add_message({"role": "user", "content": self._pending_user_note})
             self._pending_user_note = None
-        scaffold = self.guard.current
-        fmt = scaffold.policy.action_format
-        self._refresh_system_message()
-        prepared = self._apply_context_policy(self.messages)
-        outgoing = self.hooks.transform_messages(prepared, self.step)
-        if outgoing is not prepared:  # whatever the hooks put in is redacted too
-            outgoing = [self._redacted_message(m) for m in outgoing]
-        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
-        self.cost += reply.cost
-        self.input_tokens += reply.usage.prompt_tokens
-        self.output_tokens += reply.usage.completion_tokens
-        if reply.note:
-            self.emit({"t": "note", "step": self.step, "text": reply.note})
-        self.add_message(reply.to_message())
+        fmt = self.guard.current.policy.action_format
+        reply = self._query(fmt)
         try:
             command = parse_action(reply, fmt)
         except FormatError as exc:
@@ -277,31 +257,14 @@ class Agent:
             return
         self._format_errors = 0
         command = self._review(reply, command)
-        if command is None:
+        if command is None or self._refused_by_contract(reply, command):
             return
-        if self.contracts is not None:
-            limits = self.limits  # a reply can spend past a budget: its command then does not run
-            spent = bool(limits.cost_limit and round(self.cost, 9) > limits.cost_limit) or \
-                self.elapsed > limits.wall_time_limit  # rounded: $0.1 + $0.2 reaches a $0.30 budget, not past it
-            verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
-                                            budget_exceeded=spent)
-            if verdict.refusal:
-                self._reply_to(reply, self._redact(verdict.refusal))
-                return
-        output = self.env.execute(command, timeout=self.limits.command_timeout)
-        verdict = None
-        if self.contracts is not None:
-            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
-            if verdict.output is not None:
-                output = dataclasses.replace(output, text=verdict.output)
-        output = dataclasses.replace(output, text=self._redact(output.text))
-        if self.on_output:
-            self.on_output(self.step, output)
+        output, verdict = self._execute(command)
         if is_submission(output):
             self._checkpoint()  # the submitting command may have changed files too
             self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
                        "submitted": True})
-            raise _Stop("submitted")
+            raise _Stop(RunStatus.SUBMITTED)
         self._checkpoint()
         observation = self._observation(output)
         notes = [self.hooks.after_step(self.step, command, output.returncode)]
@@ -318,11 +281,53 @@ class Agent:
         if verdict and verdict.action:
             self._contract_action(verdict.action, verdict.reason)
 
+    def _query(self, fmt: str) -> Reply:
+        """The model's reply to the conversation as the context policy and the hooks prepare it."""
+        self._refresh_system_message()
+        prepared = self._apply_context_policy(self.messages)
+        outgoing = self.hooks.transform_messages(prepared, self.step)
+        if outgoing is not prepared:  # whatever the hooks put in is redacted too
+            outgoing = [self._redacted_message(m) for m in outgoing]
+        reply = self.model.query(outgoing, tools=[BASH_TOOL] if fmt == "tool_call" else None, on_token=self.on_token)
+        self.cost += reply.cost
+        self.input_tokens += reply.usage.prompt_tokens
+        self.output_tokens += reply.usage.completion_tokens
+        if reply.note:
+            self.emit({"t": "note", "step": self.step, "text": reply.note})
+        self.add_message(reply.to_message())
+        return reply
+
+    def _refused_by_contract(self, reply: Reply, command: str) -> bool:
+        """The contract's check before the command: a refusal is the model's observation instead."""
+        if self.contracts is None:
+            return False
+        limits = self.limits  # a reply can spend past a budget: its command then does not run
+        spent = bool(limits.cost_limit and round(self.cost, 9) > limits.cost_limit) or \
+            self.elapsed > limits.wall_time_limit  # rounded: $0.1 + $0.2 reaches a $0.30 budget, not past it
+        verdict = self.contracts.before(command, step=self.step, cost=self.cost, scaffold=self.guard.current,
+                                        budget_exceeded=spent)
+        if verdict.refusal:
+            self._reply_to(reply, self._redact(verdict.refusal))
+        return bool(verdict.refusal)
+
+    def _execute(self, command: str):
+        """Run the command: its redacted output (as the contract's check after it left it) and that verdict."""
+        output = self.env.execute(command, timeout=self.limits.command_timeout)
+        verdict = None
+        if self.contracts is not None:
+            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
+            if verdict.output is not None:
+                output = dataclasses.replace(output, text=verdict.output)
+        output = dataclasses.replace(output, text=self._redact(output.text))
+        if self.on_output:
+            self.on_output(self.step, output)
+        return output, verdict
+
     def _contract_action(self, action: str, reason: str) -> None:
         """A soft violation's recovery beyond a note. Without a person to hand control to (no
         approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
         if action == "stop" or self.approver is None:
-            raise _Stop("contract_stopped", f"contract: {reason}")
+            raise _Stop(RunStatus.CONTRACT_STOPPED, f"contract: {reason}")
         self.emit({"t": "contract", "kind": "autonomy" if action == "reduce_autonomy" else "escalate",
                    "step": self.step, "reason": reason})
 
@@ -369,9 +374,7 @@ class Agent:
     def _close_seams(self) -> None:
         """The guard checks what the last step left in the scaffold; hook workers stop."""
         for seam in (self.guard, self.hooks):
-            close = getattr(seam, "close", None)
-            if callable(close):
-                close(self.step)
+            seam.close(self.step)
 
     def _observation(self, output: Output) -> str:
         scaffold = self.guard.current
@@ -394,7 +397,7 @@ class Agent:
         self._format_errors += 1
         self.emit({"t": "format_error", "step": self.step, "reason": reason, "consecutive": self._format_errors})
         if self._format_errors >= self.limits.max_format_errors:
-            raise _Stop("format_error", f"{self._format_errors} consecutive replies without exactly one action ({reason})")
+            raise _Stop(RunStatus.FORMAT_ERROR, f"{self._format_errors} consecutive replies without exactly one action ({reason})")
         try:
             text = self._render("format_error", error=reason)
         except TemplateError:

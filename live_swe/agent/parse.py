@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import re
 
+from live_swe.errors import ToldToModel
 from live_swe.models.base import Reply
 
 # A fenced block opened with ```bash or ```sh (mini-swe-agent v1; v2's text mode says
 # ```mswea_bash_command) and closed by ```.
-_BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n?```", re.DOTALL)
+BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)[ \t]*\n(.*?)\n?```", re.DOTALL)
 
 BASH_TOOL = {
     "type": "function",
@@ -25,7 +26,7 @@ BASH_TOOL = {
 }
 
 
-class FormatError(Exception):
+class FormatError(ToldToModel):
     """The reply did not contain exactly one action; the message is told to the model."""
 
 
@@ -36,7 +37,7 @@ def parse_action(reply: Reply, action_format: str) -> str:
 
 
 def _from_text(content: str) -> str:
-    blocks = _BASH_BLOCK.findall(content or "")
+    blocks = BASH_BLOCK.findall(content or "")
     if not blocks:
         raise FormatError("your reply has no ```bash block")
     if len(blocks) > 1:

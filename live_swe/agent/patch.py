@@ -11,12 +11,8 @@ from __future__ import annotations
 import shlex
 
 from live_swe.environments.base import Environment, EnvironmentError_
+from live_swe.infra.git import PATCH_EXCLUDES, shell_prelude
 from live_swe.infra.git import SHELL_GIT as GIT
-from live_swe.infra.git import shell_prelude
-
-# live-swe's own folder, and interpreter caches that running the tests leaves behind (binary,
-# different on every run, never part of a fix).
-EXCLUDED = (".live-swe", "**/__pycache__/**", "**/*.pyc")
 
 
 def base_commit(env: Environment) -> str:
@@ -36,7 +32,7 @@ def diff_command(base: str, extra_excludes: tuple[str, ...] = (), index_file: st
     stat of entries older than the index file, so a fresh time would hide a change made in the
     second the real index was written (same size, same mtime second). ``index_file`` keeps it between calls (a container's /tmp), so
     each later diff is cheaper."""
-    excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in EXCLUDED + extra_excludes)
+    excludes = " ".join(shlex.quote(f":(exclude,glob){p}") for p in PATCH_EXCLUDES + extra_excludes)
     idx = shlex.quote(index_file) if index_file else '"$(mktemp -u)"'
     cleanup = "" if index_file else 'rm -f "$idx"; '
     return shell_prelude() + (

@@ -51,22 +51,37 @@ from live_swe.bench.faults import (
     error_kind,
     mark_stale_sessions,
 )
+from live_swe.bench.images import (
+    check_template,
+    how_to_get,
+    image_statuses,
+    instance_images,
+    missing_images_error,
+)
 from live_swe.bench.preds import PREDS_FILE, RESULTS_FILE, JsonlAppender, read_jsonl, read_preds
 from live_swe.bench.progress import BatchProgress
-from live_swe.bench.ray_cluster import check_executor, connect
+from live_swe.bench.ray_cluster import check_executor
+from live_swe.bench.ray_cluster import connect as connect_ray
 from live_swe.bench.suites import Instance, Suite, load_suite, task_text
 from live_swe.config import KernelLimits
 from live_swe.contracts.diffs import graded_test_files
 from live_swe.contracts.load import read as read_contract
+from live_swe.environments._docker_engine import connect, import_docker, registry_reachable
 from live_swe.environments.base import EnvironmentError_
+from live_swe.environments.docker import remove_leftover_containers
 from live_swe.errors import UserError
-from live_swe.models.base import Model, ModelError
+from live_swe.infra import files
+from live_swe.models.base import Model, ModelError, ModelWrapper
+from live_swe.models.resolve import make_model
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.scaffolding.refs import materialize
+from live_swe.session.store import FINISHED, RunStatus, SessionStore
 
 BATCH_FILE = "batch.json"
 LOCK_FILE = ".batch.lock"
 SESSIONS_DIR = "sessions"
 BATCH_LABEL = "live-swe.batch"
-FINISHED_STATUSES = ("submitted", "limits_exceeded", "format_error", "contract_stopped")
+FINISHED_STATUSES = FINISHED
 ModelFactory = Callable[[str, Instance], Model]
 
 
@@ -96,8 +111,8 @@ class BatchSummary:
         self.cost += float(record.get("cost") or 0.0)
         if record.get("finished"):
             self.done += 1
-            self.submitted += record.get("status") == "submitted"
-        elif record.get("status") != "interrupted":
+            self.submitted += record.get("status") == RunStatus.SUBMITTED
+        elif record.get("status") != RunStatus.INTERRUPTED:
             self.failed += 1
             kind = record.get("error_kind") or "internal"
             self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -119,14 +134,13 @@ class BatchSummary:
         return data
 
 
-class _StoppableModel:
+class _StoppableModel(ModelWrapper):
     """The instance's model, refusing to answer once the batch is stopping (ends the agent fast);
     it books the time spent waiting for answers (the record's ``timings.model``)."""
 
     def __init__(self, model: Model, stop: threading.Event):
-        self._model = model
+        super().__init__(model)
         self._stop = stop
-        self.name = getattr(model, "name", "model")
         self.seconds = 0.0
         self.failed = False  # the model itself raised (an error_kind of "model")
 
@@ -135,15 +149,12 @@ class _StoppableModel:
             raise ModelError("the batch was interrupted")
         started = time.monotonic()
         try:
-            return self._model.query(messages, tools=tools, on_token=on_token)
+            return super().query(messages, tools=tools, on_token=on_token)
         except Exception:
             self.failed = True
             raise
         finally:
             self.seconds += time.monotonic() - started
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
 
 
 class _ModelMaker:
@@ -159,8 +170,6 @@ class _ModelMaker:
         if self.factory is not None:
             model = self.factory(name, self.instance)
         else:
-            from live_swe.models.resolve import make_model
-
             model = make_model(name)
         self.made.append(_StoppableModel(model, self.stop))
         return self.made[-1]
@@ -217,9 +226,7 @@ def _batch_info(out: Path, suite_spec: str, model: str, scaffold: str, **setting
     if not isinstance(info, dict) or not info.get("batch_id"):
         info = {"batch_id": "b" + secrets.token_hex(6), "created_at": _now()}
     info.update(suite=portable_spec(suite_spec), model=model, scaffold=scaffold, **settings, updated_at=_now())
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(info, indent=2))
-    tmp.replace(path)
+    files.write_atomic(path, json.dumps(info, indent=2), mode=0o644)
     return info
 
 
@@ -248,27 +255,14 @@ class _Engine:
     """The Docker engine as the batch needs it: image presence and removing the batch's containers."""
 
     def __init__(self):
-        try:
-            import docker
-        except ImportError:
-            raise UserError("bench runs need the `docker` Python package: pip install 'live-swe[docker]'") from None
-        self._errors = docker.errors
-        try:
-            self.client = docker.from_env()
-            self.client.ping()
-        except Exception as exc:  # noqa: BLE001 - every failure here means "no usable engine"
-            raise EnvironmentError_(
-                f"no Docker engine answers ({exc.__class__.__name__}); bench runs start one container per "
-                "instance: start the engine (`sudo systemctl start docker` or `sudo dockerd &`) and retry"
-            ) from None
+        self._errors = import_docker().errors
+        self.client = connect(timeout=60)
         self._lock = threading.Lock()
         self.watch = EngineWatch(self._ping, wait_s=ENGINE_WAIT_S)
 
     def _ping(self) -> None:
         """Ping over a new connection: an engine shutting down still answers on the ones it has."""
-        import docker
-
-        client = docker.from_env(timeout=10)
+        client = import_docker().from_env(timeout=10)
         try:
             client.ping()
         finally:
@@ -285,8 +279,6 @@ class _Engine:
                 raise EnvironmentError_(f"the Docker engine could not be asked about {image!r}: {exc}") from None
 
     def remove_batch_containers(self, batch_id: str) -> list[str]:
-        from live_swe.environments.docker import remove_leftover_containers
-
         try:
             return remove_leftover_containers({BATCH_LABEL: batch_id})
         except Exception:  # noqa: BLE001 - best effort; the containers also die with this process
@@ -310,8 +302,6 @@ class _Batch:
 
     def __init__(self, *, suite: Suite, suite_spec: str, model: str, out: Path, batch_id: str, scaffold: str,
                  model_factory: ModelFactory | None, engine: _Engine, contracts: tuple[Path, ...] = ()):
-        from live_swe.session.store import SessionStore
-
         self.suite = suite
         self.suite_spec = suite_spec
         self.model = model
@@ -371,60 +361,18 @@ class _Batch:
 
     def run_one(self, job: InstanceJob) -> tuple[dict[str, Any], str]:
         """Run the agent on one instance: its record and its patch. Never raises."""
-        from live_swe.runner import RunHooks, RunRequest, start_run
-
         instance, image = job.instance, job.image
         record: dict[str, Any] = {
-            "instance_id": instance.instance_id, "status": "error", "finished": False, "reason": "",
+            "instance_id": instance.instance_id, "status": RunStatus.ERROR, "finished": False, "reason": "",
             "session": None, "steps": 0, "cost": 0.0, "image": image, "model": self.model,
         }
         marks: dict[str, float] = {"start": time.monotonic()}
-
-        def observe(event: dict[str, Any]) -> None:
-            # Everything the agent logs until its end event is agent time (its last replies
-            # included, when they were format errors); after it come the patch and teardown.
-            if event.get("t") == "end":
-                marks["end"] = time.monotonic()
-            elif "agent" in marks:
-                marks["last_step"] = time.monotonic()
-
         models = self._model_for(instance)
         patch = ""
         failure: BaseException | None = None
         missing_image = bool(job.missing)
         try:
-            if self.stop.is_set():
-                raise _Interrupted()
-            if job.missing:
-                raise EnvironmentError_(job.missing)
-            if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
-                raise _Interrupted() if self.stop.is_set() else _EngineGone()
-            record["session"] = session_id = self._session_id(instance)
-            request = RunRequest(
-                task=task_text(instance),
-                model=self.model,
-                env="docker",
-                image=image,
-                repo=None,
-                repo_dir=instance.repo_dir,
-                scaffold_ref=self.scaffold,
-                limits=job.limits,
-                session_id=session_id,
-                parent=f"bench:{self.batch_id}",
-                extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
-                labels={BATCH_LABEL: self.batch_id},
-                contract_files=self.contracts,
-                graded_test_files=graded_test_files(instance.test_patch),
-            )
-            hooks = RunHooks(
-                model_factory=models,
-                observers=[observe],
-                on_agent=lambda agent: marks.setdefault("agent", time.monotonic()),
-            )
-            result = start_run(request, hooks, self.store)
-            record.update(status=result.status, steps=result.steps, cost=result.cost, reason=result.message,
-                          finished=result.status in FINISHED_STATUSES)
-            patch = result.patch
+            patch = self._attempt(job, record, marks, models)
         except _Interrupted:
             pass
         except _EngineGone:
@@ -439,16 +387,61 @@ class _Batch:
         except Exception as exc:  # noqa: BLE001 - one instance never stops the batch
             failure = exc
             record["reason"] = f"{exc.__class__.__name__}: {_reason(exc)}"
-        if record["status"] == "error" and "error_kind" not in record and not self.stop.is_set():
+        if record["status"] == RunStatus.ERROR and "error_kind" not in record and not self.stop.is_set():
             self._classify(record, job, failure, model_failed=models.failed, missing_image=missing_image)
         marks["return"] = time.monotonic()
         if self.stop.is_set() and not record["finished"]:
-            record.update(status="interrupted", reason=record["reason"] or "the batch was interrupted")
+            record.update(status=RunStatus.INTERRUPTED, reason=record["reason"] or "the batch was interrupted")
             record.pop("error_kind", None)
         record["elapsed"] = round(marks["return"] - marks["start"], 3)
         record["timings"] = _timings(marks, models.seconds)
         record["finished_at"] = _now()
         return record, patch
+
+    def _attempt(self, job: InstanceJob, record: dict[str, Any], marks: dict[str, float], models: _ModelMaker) -> str:
+        """Start the instance's session and run it to its end (its result into ``record``): its patch."""
+        if self.stop.is_set():
+            raise _Interrupted()
+        if job.missing:
+            raise EnvironmentError_(job.missing)
+        if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
+            raise _Interrupted() if self.stop.is_set() else _EngineGone()
+
+        def observe(event: dict[str, Any]) -> None:
+            # Everything the agent logs until its end event is agent time (its last replies
+            # included, when they were format errors); after it come the patch and teardown.
+            if event.get("t") == "end":
+                marks["end"] = time.monotonic()
+            elif "agent" in marks:
+                marks["last_step"] = time.monotonic()
+
+        instance = job.instance
+        record["session"] = session_id = self._session_id(instance)
+        request = RunRequest(
+            task=task_text(instance),
+            model=self.model,
+            env="docker",
+            image=job.image,
+            repo=None,
+            repo_dir=instance.repo_dir,
+            scaffold_ref=self.scaffold,
+            limits=job.limits,
+            session_id=session_id,
+            parent=f"bench:{self.batch_id}",
+            extra={"bench": {"batch": self.batch_id, "suite": self.suite_spec, "instance_id": instance.instance_id}},
+            labels={BATCH_LABEL: self.batch_id},
+            contract_files=self.contracts,
+            graded_test_files=graded_test_files(instance.test_patch),
+        )
+        hooks = RunHooks(
+            model_factory=models,
+            observers=[observe],
+            on_agent=lambda agent: marks.setdefault("agent", time.monotonic()),
+        )
+        result = start_run(request, hooks, self.store)
+        record.update(status=result.status, steps=result.steps, cost=result.cost, reason=result.message,
+                      finished=result.status in FINISHED_STATUSES)
+        return result.patch
 
 
     def _classify(self, record: dict[str, Any], job: InstanceJob, failure: BaseException | None, *,
@@ -497,8 +490,6 @@ def _check_scaffold(ref: str) -> None:
     """Fail the whole batch now on a bad --scaffold rather than every instance later."""
     import tempfile
 
-    from live_swe.scaffolding.refs import materialize
-
     with tempfile.TemporaryDirectory(prefix="live-swe-bench-scaffold-") as tmp:
         materialize(ref, Path(tmp) / "scaffold")
 
@@ -512,8 +503,6 @@ def _jobs(suite: Suite, todo: list[Instance], engine: _Engine, limits: KernelLim
           image_override: Callable[[Instance], str] | None, skip_missing: bool) -> list[InstanceJob]:
     """Each instance's image, looked up before anything runs; a missing one that cannot be pulled
     stops the batch (with what to run to get it), or with ``skip_missing`` fails that instance."""
-    from live_swe.bench.images import how_to_get, image_statuses, instance_images, missing_images_error
-    from live_swe.environments._docker_engine import registry_reachable
 
     if image_override is not None:
         chosen = {i.instance_id: image_override(i) for i in todo}
@@ -575,8 +564,6 @@ def run_batch(
     if engine_wait < 0:
         raise UserError(f"--engine-wait must be 0 or more seconds (got {engine_wait})")
     if image_template:
-        from live_swe.bench.images import check_template
-
         check_template(image_template)
     limits = limits or KernelLimits()
     for path in contracts:  # a bad contract stops the batch before anything runs
@@ -587,8 +574,6 @@ def run_batch(
     # a bad model name or scaffold fails the batch once, before anything is written
     _check_scaffold(scaffold)
     if model_factory is None:
-        from live_swe.models.resolve import make_model
-
         make_model(model)
 
     def todo_now() -> list[Instance]:
@@ -632,7 +617,7 @@ def _executor_batch(executor: str, ray_address: str | None):
     check_executor(executor)
     if executor == "thread":
         return _Batch
-    connect(ray_address)
+    connect_ray(ray_address)
     from live_swe.bench.ray_batch import RayBatch
 
     return functools.partial(RayBatch, ray_address=ray_address)
@@ -737,20 +722,26 @@ def _drive(batch: _Batch, jobs: list[InstanceJob], workers: int, summary: BatchS
             fill()
     except KeyboardInterrupt:
         summary.interrupted = True
-        batch.stop.set()
         queue.clear()
-        for future in pending:
-            future.cancel()
         progress.note("interrupted: stopping the workers and removing this batch's containers")
-        while pending:
-            try:
-                batch.engine.remove_batch_containers(batch.batch_id)
-                wait(pending, timeout=2)
-            except KeyboardInterrupt:
-                continue  # already stopping; keep cleaning up
-            ended = {f for f in pending if f.done()}
-            collect(ended)
-            pending -= ended
-        batch.engine.remove_batch_containers(batch.batch_id)
+        _stop_workers(batch, pending, collect)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(batch: _Batch, pending: set[Future], collect: Callable[[set[Future]], None]) -> None:
+    """Ctrl-C: the running instances stop at their next model call, their containers are removed
+    (again, until every worker has ended: a worker may start one late), and what they finished is kept."""
+    batch.stop.set()
+    for future in pending:
+        future.cancel()
+    while pending:
+        try:
+            batch.engine.remove_batch_containers(batch.batch_id)
+            wait(pending, timeout=2)
+        except KeyboardInterrupt:
+            continue  # already stopping; keep cleaning up
+        ended = {f for f in pending if f.done()}
+        collect(ended)
+        pending -= ended
+    batch.engine.remove_batch_containers(batch.batch_id)

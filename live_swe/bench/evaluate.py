@@ -29,10 +29,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
+from live_swe.bench.pro_eval import evaluate_pro_instance
 from live_swe.bench.ray_cluster import check_executor
 from live_swe.bench.stats import wilson_interval
 from live_swe.bench.suites import Instance, Suite, load_suite
 from live_swe.errors import UserError
+from live_swe.infra import files
+from live_swe.infra.jsonl import read_jsonl
 
 PREDS_FILE = "preds.jsonl"
 RESULTS_FILE = "results.jsonl"
@@ -103,9 +107,7 @@ class EvalReport:
 
     def write(self, directory: Path) -> Path:
         path = directory / REPORT_FILE
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
-        tmp.replace(path)
+        files.write_atomic(path, json.dumps(self.to_json(), indent=2) + "\n", mode=0o644)
         return path
 
     def text(self) -> str:
@@ -134,20 +136,10 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    if not path.exists():
-        return rows
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn line from a killed writer; the batch rewrites it on resume
-        if isinstance(row, dict) and row.get("instance_id"):
-            rows.append(row)
-    return rows
+def _instance_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a batch file that name an instance (a torn line from a killed writer is skipped;
+    the batch rewrites it on resume)."""
+    return [row for row in read_jsonl(path) if row.get("instance_id")]
 
 
 def batch_suite(directory: Path, suite_spec: str | None) -> str:
@@ -171,10 +163,10 @@ def batch_predictions(directory: Path) -> tuple[dict[str, dict], list[str]]:
     if not preds_path.exists():
         raise UserError(f"{directory}: no {PREDS_FILE}; run `live-swe bench run SUITE --out {directory}` first")
     predictions: dict[str, dict] = {}
-    for row in read_jsonl(preds_path):
+    for row in _instance_rows(preds_path):
         predictions[row["instance_id"]] = row
     # Instances the batch tried but that never produced a prediction count against the rate.
-    failed = [r["instance_id"] for r in read_jsonl(directory / RESULTS_FILE) if r["instance_id"] not in predictions]
+    failed = [r["instance_id"] for r in _instance_rows(directory / RESULTS_FILE) if r["instance_id"] not in predictions]
     return predictions, sorted(set(failed))
 
 
@@ -401,7 +393,6 @@ def evaluate(
     """Grade ``predictions`` for ``instances``; ids in ``no_prediction`` count as unresolved, and
     instances whose image is missing are reported (``missing_image``) while the others are graded.
     ``executor="ray"`` grades each instance as a task on a Ray cluster (``ray_eval``)."""
-    from live_swe.bench.images import docker_client, image_statuses, instance_images, missing_image_lines
     check_executor(executor)
     run_id = check_run_id(run_id or default_run_id())
     out = Path(out).resolve()
@@ -442,8 +433,6 @@ def evaluate(
         for outcome in graded:
             outcomes[outcome.instance_id] = outcome
     if pro:
-        from live_swe.bench.pro_eval import evaluate_pro_instance
-
         root = _pro_scripts_root(suite, pro_repo)
         for instance in pro:
             chosen = replace(instance, image=images.get(instance.instance_id, instance.image))

@@ -21,6 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe.environments._docker_engine import _engine_address
+from live_swe.environments.base import EnvironmentError_
+from live_swe.models.base import ModelError
+from live_swe.session.store import SessionError, SessionStore
+
 # engine: the Docker engine stopped answering; missing_image: the instance's image is not here;
 # environment: its container or repository failed; model: the model failed (provider, replies);
 # internal: anything else (a bug: the record's reason says what).
@@ -32,8 +37,6 @@ STALE = ("stale: the batch process running this session ended without closing it
 
 
 def engine_address() -> str:
-    from live_swe.environments._docker_engine import _engine_address
-
     return _engine_address()
 
 
@@ -81,9 +84,6 @@ class EngineWatch:
 
 def error_kind(exc: BaseException | None, *, model_failed: bool, missing_image: bool) -> str:
     """The kind of a failed instance (the engine's loss is found by the caller, which can ping it)."""
-    from live_swe.environments.base import EnvironmentError_
-    from live_swe.models.base import ModelError
-
     if missing_image:
         return "missing_image"
     if model_failed or isinstance(exc, ModelError):
@@ -97,8 +97,6 @@ def mark_stale_sessions(sessions_dir: Path) -> list[dict[str, Any]]:
     """Close the sessions left ``running``; one results record each (its cost counts as spent).
 
     Only for a caller that holds the batch folder's lock: no live process runs these sessions."""
-    from live_swe.session.store import SessionError, SessionStore
-
     if not sessions_dir.is_dir():
         return []
     store = SessionStore(sessions_dir)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from live_swe.bench.suites import SWEBENCH_DATASETS, official_swebench_image
+from live_swe.environments import _docker_engine as engine
 from live_swe.errors import UserError
 
 DEFAULT_BASE = "python:3.11-slim"
@@ -37,17 +38,8 @@ class ImageStatus:
 
 
 def docker_client():
-    """A client for the Docker engine, or a clear error saying how to get one."""
-    try:
-        import docker
-    except ImportError:
-        raise UserError("the Docker SDK is not installed: pip install 'live-swe[bench]'") from None
-    try:
-        client = docker.from_env(timeout=600)
-        client.ping()
-    except Exception as exc:  # noqa: BLE001 - any failure here means "no usable engine"
-        raise UserError(f"no Docker engine answers ({exc.__class__.__name__}); start Docker (dockerd) and retry") from None
-    return client
+    """A client for the Docker engine (slow image pulls and evaluations: a long timeout)."""
+    return engine.connect(timeout=600)
 
 
 def image_present(client, image: str) -> bool:

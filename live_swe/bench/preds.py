@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from live_swe.infra.jsonl import read_jsonl
 from live_swe.infra.redact import redactor
 
 PREDS_FILE = "preds.jsonl"
@@ -82,24 +83,6 @@ def cut_torn_tail(path: Path) -> int:
         handle.flush()
         os.fsync(handle.fileno())
     return size - keep
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """The readable object lines of ``path`` (a torn or corrupt line is skipped)."""
-    records: list[dict[str, Any]] = []
-    if not Path(path).exists():
-        return records
-    with Path(path).open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict):
-                records.append(record)
-    return records
 
 
 def read_preds(path: Path) -> dict[str, dict[str, Any]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from live_swe.session.store import RunStatus
+
 
 class BatchProgress:
     """``mode``: "bar" (a terminal), "lines" (logs, CI), or "off"."""
@@ -53,7 +55,7 @@ class BatchProgress:
         status = record.get("status", "")
         if record.get("finished"):
             self.counts["done"] += 1
-            if status == "submitted":
+            if status == RunStatus.SUBMITTED:
                 self.counts["submitted"] += 1
         else:
             self.counts["failed"] += 1

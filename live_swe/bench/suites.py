@@ -27,6 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from live_swe.errors import UserError
+from live_swe.resources import resource_path
+from live_swe.scaffolding.context import sample_context
+from live_swe.scaffolding.refs import materialize
+from live_swe.scaffolding.render import render
+from live_swe.scaffolding.scaffold import load_scaffold
 
 SWEBENCH_DATASETS = {
     "swebench-verified": ("princeton-nlp/SWE-bench_Verified", "SWE-bench_Verified.test.parquet"),
@@ -165,10 +170,6 @@ def render_first_prompt(instance: Instance, scaffold_ref: str = "seed") -> str:
     """The first user message the agent sees for ``instance``, rendered by a real scaffold."""
     import tempfile
 
-    from live_swe.scaffolding.refs import materialize
-    from live_swe.scaffolding.render import render
-    from live_swe.scaffolding.scaffold import load_scaffold, sample_context
-
     with tempfile.TemporaryDirectory(prefix="live-swe-prompt-") as tmp:
         target = Path(tmp) / "scaffold"
         materialize(scaffold_ref, target)
@@ -302,41 +303,52 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     """Rows of a .parquet, .jsonl or .json (a list, or ``{"instances": [...]}``) file."""
     if not path.is_file():
         raise SuiteError(f"{path}: no such file; pass a .parquet, .jsonl or .json file of instances")
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise SuiteError("reading .parquet suites needs pyarrow: pip install 'live-swe[bench]'") from None
-        try:
-            return pq.read_table(path).to_pylist()
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds; all mean "unreadable"
-            raise SuiteError(f"{path}: not a readable parquet file ({exc})") from None
-    if suffix == ".jsonl":
-        rows = []
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SuiteError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise SuiteError(f"{path}:{number}: each line must be a JSON object")
-                rows.append(row)
-        return rows
-    if suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise SuiteError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        if isinstance(data, dict) and isinstance(data.get("instances"), list):
-            data = data["instances"]
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise SuiteError(f"{path}: expected a JSON list of instance objects")
-        return data
-    raise SuiteError(f"{path}: unknown suite file type; use .parquet, .jsonl or .json")
+    reader = _ROW_READERS.get(path.suffix.lower())
+    if reader is None:
+        raise SuiteError(f"{path}: unknown suite file type; use .parquet, .jsonl or .json")
+    return reader(path)
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        import pyarrow.parquet as pq  # heavy; only when a parquet suite is read
+    except ImportError:
+        raise SuiteError("reading .parquet suites needs pyarrow: pip install 'live-swe[bench]'") from None
+    try:
+        return pq.read_table(path).to_pylist()
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds; all mean "unreadable"
+        raise SuiteError(f"{path}: not a readable parquet file ({exc})") from None
+
+
+def _jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SuiteError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise SuiteError(f"{path}:{number}: each line must be a JSON object")
+            rows.append(row)
+    return rows
+
+
+def _json_rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict) and isinstance(data.get("instances"), list):
+        data = data["instances"]
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise SuiteError(f"{path}: expected a JSON list of instance objects")
+    return data
+
+
+_ROW_READERS = {".parquet": _parquet_rows, ".jsonl": _jsonl_rows, ".json": _json_rows}
 
 
 def _rows_to_instances(rows: list[dict[str, Any]], where: str, *, pro: bool | None = None) -> list[Instance]:
@@ -431,7 +443,6 @@ def local_suite_dir(name: str) -> Path:
         return candidate
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise SuiteError(f"local:{name}: not a suite name or a suite directory")
-    from live_swe.resources import resource_path
 
     try:
         return resource_path("evals", "suites", name)

@@ -20,6 +20,7 @@ from live_swe.cli.common import (
     fail,
     friendly,
     print_json,
+    with_archive_scaffolds,
 )
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -69,6 +70,7 @@ def run(
     from live_swe.bench.batch import run_batch
     from live_swe.config import load_settings
 
+    with_archive_scaffolds()
     settings = load_settings({
         "limits.step_limit": step_limit, "limits.cost_limit": cost_limit,
         "limits.wall_time_limit": wall_time_limit, "limits.command_timeout": command_timeout,

@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from live_swe.errors import LiveSweError
 from live_swe.infra.redact import redact
 
 # Exit codes: 0 success / submitted (a batch: every instance ran, resolved or not), 1 the run ended
@@ -21,21 +22,11 @@ EXIT_INSTANCE_ERRORS = 3
 EXIT_INTERRUPTED = 130
 
 
-def _known_errors() -> tuple[type[BaseException], ...]:
-    from live_swe.config import ConfigError
-    from live_swe.environments.base import EnvironmentError_
-    from live_swe.models.base import ModelError
-    from live_swe.scaffolding.scaffold import ScaffoldError
-    from live_swe.session.store import SessionError
-
-    errors: list[type[BaseException]] = [ConfigError, EnvironmentError_, ModelError, ScaffoldError, SessionError]
-    try:
-        from live_swe.errors import UserError
-
-        errors.append(UserError)
-    except ImportError:
-        pass
-    return tuple(errors)
+def with_archive_scaffolds() -> None:
+    """Let a command's scaffold (``--scaffold`` or the configured default, which ``scaffold promote``
+    sets) be ``archive:NODE``. The Gödel engine resolves those references and fills them into the
+    kernel's resolver when it is imported; the kernel never imports it, the command line does."""
+    import godel.archive  # noqa: F401 - importing it registers archive:NODE
 
 
 # Set by a command run with --json: a failure then also prints its one JSON object on stdout.
@@ -85,13 +76,14 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 
 
 def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Known errors become one line on stderr and exit code 2, never a traceback."""
+    """live-swe's errors (the ``LiveSweError`` tree) become one line on stderr and exit code 2, never a
+    traceback."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except _known_errors() as exc:
+        except LiveSweError as exc:
             fail(str(exc))
 
     return wrapper

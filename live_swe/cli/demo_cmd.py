@@ -16,7 +16,14 @@ from typing import Any
 
 import typer
 
-from live_swe.cli.common import EXIT_NOT_SUBMITTED, friendly, shown, shown_exact, terminal_safe
+from live_swe.cli.common import (
+    EXIT_NOT_SUBMITTED,
+    friendly,
+    shown,
+    shown_exact,
+    terminal_safe,
+    with_archive_scaffolds,
+)
 from live_swe.infra.git import Git, Identity, init
 
 DEMO_STEP_LIMIT = 20
@@ -108,18 +115,6 @@ class _Printer:
             print(shown(f"live-swe: {event['text']}"), file=sys.stderr, flush=True)
 
 
-class _StreamingModel:
-    """Passes every query through with the printer as its token sink."""
-
-    def __init__(self, model, sink):
-        self.model = model
-        self.name = model.name
-        self.sink = sink
-
-    def query(self, messages, *, tools=None, on_token=None):
-        return self.model.query(messages, tools=tools, on_token=on_token or self.sink)
-
-
 @friendly
 def demo(
     model: str = typer.Option(None, "--model", "-m", help="The model to use (default: the local default model)."),
@@ -131,15 +126,17 @@ def demo(
     from live_swe.config import KernelLimits
     from live_swe.models.resolve import LOCAL_DEFAULT, make_model
     from live_swe.runner import RunHooks, RunRequest, start_run
+    from live_swe.session.store import RunStatus
 
+    with_archive_scaffolds()
     name = model or LOCAL_DEFAULT
     text = demo_task(task)
     printer = _Printer()
-    loaded = _StreamingModel(make_model(name), printer.token)  # a missing model fails before anything is made
+    loaded = make_model(name)  # a missing model fails before anything is made
     repo = make_demo_repo()
     print(f"demo repository: {repo}\nmodel: {name}\ntask:\n{text}", file=sys.stderr)
     request = RunRequest(task=text, model=name, repo=repo, limits=KernelLimits(step_limit=step_limit))
-    hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded)
+    hooks = RunHooks(observers=[printer.event], model_factory=lambda _name: loaded, on_token=printer.token)
     result = start_run(request, hooks)
     if printer.streaming:
         print("", file=sys.stderr)
@@ -150,5 +147,5 @@ def demo(
         print(shown_exact(result.patch))
     passed = demo_tests_pass(repo)
     print(f"demo tests ({' '.join(DEMO_TEST_COMMAND)}): {'pass' if passed else 'FAIL'}", file=sys.stderr)
-    if result.status != "submitted" or not passed:
+    if result.status != RunStatus.SUBMITTED or not passed:
         raise typer.Exit(EXIT_NOT_SUBMITTED)

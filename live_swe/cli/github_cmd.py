@@ -16,6 +16,7 @@ from live_swe.cli.common import (
     friendly,
     print_json,
     shown,
+    with_archive_scaffolds,
 )
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
@@ -73,6 +74,7 @@ def resolve(
     # Filled in as the flow goes: when a late step fails, the JSON still names the branch that was
     # pushed and the pull request that was opened.
     outcome = ResolveOutcome("error", branch_name(issue))
+    with_archive_scaffolds()
     if as_json:
         fail_as_json(outcome.to_json)
 

@@ -7,16 +7,14 @@ import sys
 
 import typer
 
-from godel import cli as godel_cli
 from live_swe.cli import (
-    archive_cmd,
     bench_cmd,
     demo_cmd,
     github_cmd,
+    godel_cmd,
     grade_cmd,
     models_cmd,
     run_cmd,
-    scaffold_cmd,
     sessions_cmd,
     tools_cmd,
     tui_cmd,
@@ -54,8 +52,8 @@ app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
 app.command("tui")(tui_cmd.tui)
 app.command("demo")(demo_cmd.demo)
-app.command("validate")(godel_cli.validate)
-app.command("evolve")(godel_cli.evolve)
+app.command("validate")(godel_cmd.validate)
+app.command("evolve")(godel_cmd.evolve)
 app.command("grade")(grade_cmd.grade)
 bench_cmd.app.command("grade")(grade_cmd.bench_grade)
 app.add_typer(sessions_cmd.app, name="sessions", help="List, show, export and inspect sessions.")
@@ -63,8 +61,8 @@ app.add_typer(tools_cmd.app, name="tools", help="The tool library: list and prom
 app.add_typer(models_cmd.app, name="models", help="Embedded local models: pull and list.")
 app.add_typer(bench_cmd.app, name="bench", help="Benchmarks: batch runs, evaluation, images.")
 app.add_typer(github_cmd.app, name="github", help="GitHub: turn an issue into a pull request.")
-app.add_typer(archive_cmd.app, name="archive", help="The archive of evolved scaffolds.")
-app.add_typer(scaffold_cmd.app, name="scaffold", help="Scaffolds: promote a validated scaffold.")
+app.add_typer(godel_cmd.archive_app, name="archive", help="The archive of evolved scaffolds.")
+app.add_typer(godel_cmd.scaffold_app, name="scaffold", help="Scaffolds: promote a validated scaffold.")
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from live_swe.cli.common import (
     friendly,
     shown,
     shown_exact,
+    with_archive_scaffolds,
 )
 from live_swe.cli.confinement import check_confinement
 from live_swe.cli.output import FORMAT_HELP, RunOutput
@@ -67,6 +68,8 @@ def _hooks(yolo: bool, output: RunOutput):
 
 
 def _report(result, output: RunOutput) -> None:
+    from live_swe.session.store import RunStatus
+
     if output.machine:
         output.final(result.to_json())
     else:
@@ -74,7 +77,7 @@ def _report(result, output: RunOutput) -> None:
                     + (f" ({result.message})" if result.message else "")), file=sys.stderr)
         if result.patch:
             print(shown_exact(result.patch))
-    if result.status != "submitted":
+    if result.status != RunStatus.SUBMITTED:
         raise typer.Exit(EXIT_NOT_SUBMITTED)
 
 
@@ -117,6 +120,7 @@ def run(
     from live_swe.runner import RunRequest, start_run
     from live_swe.session.store import new_session_id
 
+    with_archive_scaffolds()
     session_id = continue_id or new_session_id()
     output = RunOutput(as_json, output_format, _progress)
     if output.machine:

@@ -45,10 +45,17 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
 @friendly
 def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """One session: task, model, status, steps, cost and patch."""
+    from live_swe.evolution.history import evolution_summary
+    from live_swe.evolution.notes import CHANGE_WORDS
+    from live_swe.grading.session import current_grade
     from live_swe.session.export import summary
     from live_swe.session.store import SessionStore
 
-    data = summary(SessionStore.default().open(session_id))
+    session = SessionStore.default().open(session_id)
+    events, problems = session.events()
+    data = summary(session, events, problems)
+    data["grade"] = current_grade(session).to_json()
+    data.update(evolution_summary(session, events))
     if as_json:
         print_json(data)
         return
@@ -58,9 +65,8 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
     if "tools" in data:
         changes = data["scaffold_changes"]
         print(shown(f"{'tools':>13}: {', '.join(data['tools']) or '-'}"))
-        print(f"{'scaffold':>13}: {sum(c['accepted'] for c in changes)} accepted, "
-              f"{sum(c['kind'] == 'reject' for c in changes)} refused, "
-              f"{sum(c['kind'] == 'rollback' for c in changes)} rolled back (`live-swe sessions log {data['id']}`)")
+        counts = ", ".join(f"{sum(c['kind'] == kind for c in changes)} {word}" for kind, word in CHANGE_WORDS.items())
+        print(f"{'scaffold':>13}: {counts} (`live-swe sessions log {data['id']}`)")
     if data.get("grade"):
         from live_swe.grading.grade import Grade
         from live_swe.grading.report import headline
@@ -108,6 +114,7 @@ def export(
 def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """One line per scaffold change: step, accepted or not, files, the agent's reason (and why not)."""
     from live_swe.evolution.history import scaffold_changes
+    from live_swe.evolution.notes import CHANGE_WORDS
     from live_swe.session.store import SessionStore
 
     changes = scaffold_changes(SessionStore.default().open(session_id).events()[0])
@@ -116,9 +123,8 @@ def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json"))
         return
     if not changes:
         print(f"session {session_id} made no scaffold changes")
-    labels = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}
     for change in changes:
-        label = labels.get(change["kind"], change["kind"])
+        label = CHANGE_WORDS.get(change["kind"], change["kind"])
         rev = (change["rev"] or "")[:8]
         line = f"step {change['step']:>4}  {label:<11} {rev:<8}  {', '.join(change['files']) or '-'}"
         line += f"  — {change['reason']}" if change["reason"] else ""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from live_swe.cli.common import fail, friendly
+from live_swe.cli.common import fail, friendly, with_archive_scaffolds
 from live_swe.cli.confinement import check_confinement
 from live_swe.cli.run_cmd import NETWORK_HELP, SANDBOX_HELP
 
@@ -42,6 +42,7 @@ def tui(
     from live_swe.tui.bridge import ApprovalMode
     from live_swe.tui.worktree import WorkTree
 
+    with_archive_scaffolds()
     if mode not in {m.value for m in ApprovalMode}:
         fail(f"unknown approval mode {mode!r}; use confirm, auto or read-only")
     settings = load_settings({"model": model, "env": env, "image": image, "sandbox.network": network}, project=repo)

@@ -291,14 +291,7 @@ class Reader:
         args = words[1:]
         facts.programs.append(program)
         if program == "git":
-            sub, rest = _git_subcommand(args, self.state)
-            if sub == "!":
-                nested = self.read(rest[0])
-                facts.classes |= nested.classes
-                facts.writes_outside += nested.writes_outside
-                return
-            _remember_alias(sub, rest, self.state)
-            facts.classes |= _git_classes(sub, rest)
+            self._git(args, facts)
             return
         if program in NETWORK_PROGRAMS:
             facts.classes.add("network")
@@ -307,26 +300,25 @@ class Reader:
             if code is not None:
                 self._program_text(code, facts)
         if program in ("python", "python3") or re.fullmatch(r"python3(\.\d+)?", program):
-            if len(args) >= 2 and args[0] == "-m":
-                module = args[1]
-                if module == "pip" and len(args) > 2 and args[2] in ("install", "download"):
-                    facts.classes |= {"package_install", "network"}
-                if module in ("pytest", "unittest", "tox", "nox"):
-                    facts.runs_tests = True
-            elif any(re.search(r"(^|/)(runtests|run_tests|test_[^/]*|[^/]*_test)\.py$", a) for a in args[:1]):
-                facts.runs_tests = True
+            _python(args, facts)
             return
-        verbs = INSTALLERS.get(program, set()) if program in INSTALLERS else None
-        if program in INSTALLERS and (verbs is None or (args and args[0] in verbs)):
-            sub = args[1] if program == "uv" and len(args) > 1 else ""
-            if program != "uv" or args[0] in ("add", "sync", "tool") or sub == "install":
-                facts.classes |= {"package_install", "network"}
+        _installer(program, args, facts)
         if program in TEST_PROGRAMS or (program in ("go", "cargo", "npm", "yarn", "make") and args[:1] == ["test"]):
             facts.runs_tests = True
         if re.search(r"(^|/)(runtests|run_tests)(\.py|\.sh)?$", words[0]):
             facts.runs_tests = True
         if program in WRITERS or (program == "sed" and any(a.startswith("-i") or a == "--in-place" for a in args)):
             self._writer(program, args, facts)
+
+    def _git(self, args: list[str], facts: CommandFacts) -> None:
+        sub, rest = _git_subcommand(args, self.state)
+        if sub == "!":  # a shell alias: the command it runs
+            nested = self.read(rest[0])
+            facts.classes |= nested.classes
+            facts.writes_outside += nested.writes_outside
+            return
+        _remember_alias(sub, rest, self.state)
+        facts.classes |= _git_classes(sub, rest)
 
     def _program_text(self, code: str, facts: CommandFacts) -> None:
         """A program given inline (``python -c``, ``perl -e``, ``node -e``) may run commands through
@@ -403,3 +395,26 @@ def _strip_redirections(words: list[str]) -> list[str]:
 
 def relative_to(path: str, root: str) -> str:
     return os.path.relpath(path, root)
+
+
+def _python(args: list[str], facts: CommandFacts) -> None:
+    """``python -m pip install``, ``python -m pytest``, ``python runtests.py``."""
+    if len(args) >= 2 and args[0] == "-m":
+        module = args[1]
+        if module == "pip" and len(args) > 2 and args[2] in ("install", "download"):
+            facts.classes |= {"package_install", "network"}
+        if module in ("pytest", "unittest", "tox", "nox"):
+            facts.runs_tests = True
+    elif any(re.search(r"(^|/)(runtests|run_tests|test_[^/]*|[^/]*_test)\.py$", a) for a in args[:1]):
+        facts.runs_tests = True
+
+
+def _installer(program: str, args: list[str], facts: CommandFacts) -> None:
+    """A package manager installing (``pip install``, ``npm i``, ``uv add``): network and an install."""
+    if program not in INSTALLERS:
+        return
+    verbs = INSTALLERS.get(program, set())
+    if verbs is None or (args and args[0] in verbs):
+        sub = args[1] if program == "uv" and len(args) > 1 else ""
+        if program != "uv" or args[0] in ("add", "sync", "tool") or sub == "install":
+            facts.classes |= {"package_install", "network"}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from live_swe.command_safety import is_harmless
 from live_swe.contracts import diffs
 from live_swe.contracts.commands import Reader
 from live_swe.contracts.fields import is_test_path
@@ -24,7 +25,6 @@ from live_swe.contracts.operators import compiled, holds
 from live_swe.contracts.revert import restore_files
 from live_swe.contracts.secrets import SecretFinder, mask_formats
 from live_swe.environments.base import Environment
-from live_swe.tui.safety import is_harmless
 
 Emit = Callable[[dict[str, Any]], None]
 

@@ -8,6 +8,7 @@ from typing import Any
 from live_swe.contracts.load import ContractError
 from live_swe.contracts.model import Contract
 from live_swe.contracts.operators import holds
+from live_swe.infra.git import Git, GitFailed
 
 
 def run_fields(contract: Contract, *, repo: Path | None, env: str, model: str, network: bool, sandbox: str,
@@ -18,8 +19,6 @@ def run_fields(contract: Contract, *, repo: Path | None, env: str, model: str, n
                               "wall_time_limit": limits.wall_time_limit}
     wanted = {p.check.field for p in contract.preconditions}
     if wanted & {"repo_is_git", "repo_dirty_files"} and repo is not None:
-        from live_swe.infra.git import Git, GitFailed
-
         try:
             status = Git(repo).run("status", "--porcelain", "-z", "--untracked-files=all")
             fields["repo_is_git"] = True

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from live_swe.environments.base import EnvironmentError_, Output
+from live_swe.errors import InfrastructureError
 
 # Arguments: REPO SWEEP SHELL-WORDS... (e.g. /testbed 0 bash -c)
 DRIVER = r"""
@@ -61,7 +62,7 @@ def driver_arguments(repo_dir: str, *, sweep: bool, shell: tuple[str, ...]) -> l
     return ["live-swe-driver", repo_dir, "1" if sweep else "0", *shell]
 
 
-class ChannelLost(Exception):
+class ChannelLost(InfrastructureError):
     """The driver or its transport went away. ``started``: the command had begun running."""
 
     def __init__(self, message: str, *, started: bool = False, partial: bytes = b""):

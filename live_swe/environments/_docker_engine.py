@@ -77,12 +77,13 @@ def answering() -> Iterator[None]:
         ) from None
 
 
-def connect() -> Any:
-    """A docker client whose engine answered a ping."""
+def connect(timeout: float = 300) -> Any:
+    """A docker client whose engine answered a ping; else the one "no engine" message, saying how to
+    start one. Every part that talks to the engine (environments, bench runs, evaluation) connects here."""
     docker = import_docker()
     try:
         # generous: copying a large repository in is one request
-        client = docker.from_env(timeout=300)
+        client = docker.from_env(timeout=timeout)
         client.ping()
     except docker.errors.DockerException as exc:
         raise engine_error(exc) from None

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from live_swe.errors import InfrastructureError
+
 # Output kept in memory per command; the rest is dropped with a note (truncation for the model
 # happens later, by the scaffold's policy).
 OUTPUT_CAP_BYTES = 2_000_000
 
 
-class EnvironmentError_(Exception):
+class EnvironmentError_(InfrastructureError):
     """The environment itself failed (engine down, image missing, not a repository...).
 
     Named with a trailing underscore so it never shadows the builtin ``EnvironmentError``.
@@ -45,4 +47,5 @@ class Environment(Protocol):
 
     def close(self) -> None: ...
 
-    # Optional: ``interrupt()`` kills the running command from another thread (a front end stopping).
+    def interrupt(self) -> None:
+        """Kill the running command from another thread (a front end stopping); no-op when idle."""

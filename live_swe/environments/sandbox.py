@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -32,6 +33,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import live_swe
+from live_swe.config import home
 from live_swe.environments.base import EnvironmentError_
 
 BWRAP = "bwrap"
@@ -95,8 +98,6 @@ def _real_home() -> Path | None:
 
 
 def _live_swe_home() -> Path:
-    from live_swe.config import home
-
     return Path(os.path.realpath(home()))
 
 
@@ -152,27 +153,9 @@ def _toolchains() -> list[Path]:
 
 def _git_machinery(repo: Path) -> tuple[list[Path], list[Path]]:
     """(git folders outside the repository that git must write to, paths to keep read-only)."""
-    dot = None
-    for folder in (repo, *repo.parents):
-        if (folder / ".git").exists():
-            dot = folder / ".git"
-            break
-    if dot is None:
-        return [], []
-    writable: list[Path] = []
-    protected: list[Path] = []
-    if dot.is_file():
-        protected.append(dot)
-        try:
-            text = dot.read_text(errors="replace").strip()
-        except OSError:
-            return [], protected
-        pointer = text.partition("gitdir:")[2].strip() if text.startswith("gitdir:") else ""
-        if not pointer:
-            return [], protected
-        git_dir = Path(os.path.realpath(dot.parent / pointer))
-    else:
-        git_dir = Path(os.path.realpath(dot))
+    git_dir, protected = _git_dir(repo)
+    if git_dir is None:
+        return [], protected
     common = git_dir
     try:
         pointer = (git_dir / "commondir").read_text().strip()
@@ -180,28 +163,49 @@ def _git_machinery(repo: Path) -> tuple[list[Path], list[Path]]:
             common = Path(os.path.realpath(git_dir / pointer))
     except OSError:
         pass
+    writable: list[Path] = []
     for folder in {git_dir, common}:
-        if not folder.is_dir():
-            continue
-        writable.append(folder)
-        for name in ("hooks", "info"):
-            try:
-                (folder / name).mkdir(exist_ok=True)  # a missing one could be created by the agent
-            except OSError:
-                pass
-        names = ("config", "config.worktree", "hooks", "info", "commondir", "gitdir")
-        protected += [folder / name for name in names if (folder / name).exists()]
-        for module in glob.glob(str(folder / "modules" / "*")):
-            protected += [Path(module) / n for n in ("config", "hooks", "info") if (Path(module) / n).exists()]
+        if folder.is_dir():
+            writable.append(folder)
+            protected += _git_settings(folder)
     return writable, protected
+
+
+def _git_dir(repo: Path) -> tuple[Path | None, list[Path]]:
+    """The repository's git folder (a ``.git`` file's ``gitdir:`` followed), and that file to keep read-only."""
+    dot = next((folder / ".git" for folder in (repo, *repo.parents) if (folder / ".git").exists()), None)
+    if dot is None:
+        return None, []
+    if not dot.is_file():
+        return Path(os.path.realpath(dot)), []
+    try:
+        text = dot.read_text(errors="replace").strip()
+    except OSError:
+        return None, [dot]
+    pointer = text.partition("gitdir:")[2].strip() if text.startswith("gitdir:") else ""
+    return (Path(os.path.realpath(dot.parent / pointer)) if pointer else None), [dot]
+
+
+def _git_settings(folder: Path) -> list[Path]:
+    """What in a git folder would run code or redirect git if the agent rewrote it (config, hooks, ...)."""
+    for name in ("hooks", "info"):
+        try:
+            (folder / name).mkdir(exist_ok=True)  # a missing one could be created by the agent
+        except OSError:
+            pass
+    names = ("config", "config.worktree", "hooks", "info", "commondir", "gitdir")
+    protected = [folder / name for name in names if (folder / name).exists()]
+    for module in glob.glob(str(folder / "modules" / "*")):
+        protected += [Path(module) / n for n in ("config", "hooks", "info") if (Path(module) / n).exists()]
+    return protected
 
 
 def _installation() -> list[Path]:
     """live-swe's own code and interpreter: never writable, even inside the repository."""
-    import godel
-    import live_swe
-
-    paths = [Path(live_swe.__file__).parent, Path(godel.__file__).parent, sys.prefix, sys.base_prefix, sys.exec_prefix]
+    # The Gödel engine sits above the kernel: find its folder without importing it.
+    godel = importlib.util.find_spec("godel")
+    engine = [Path(folder) for folder in godel.submodule_search_locations or []] if godel else []
+    paths = [Path(live_swe.__file__).parent, *engine, sys.prefix, sys.base_prefix, sys.exec_prefix]
     return _existing(paths)
 
 
@@ -232,11 +236,9 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
     sealed = _sealed_paths()
     hidden = sorted({*_scratch_paths(), *sealed}, key=lambda p: len(p.parts))
     writable = sorted(_existing(writable), key=lambda p: len(p.parts))
-    args = ["--ro-bind", "/", "/"]
-    mounted: list[Path] = []
-    for path in hidden:  # outermost first; one inside another gets its own (e.g. sealed in /tmp)
-        args += ["--tmpfs", str(path)]
-        mounted.append(path)
+    # outermost first; one inside another gets its own (e.g. sealed in /tmp)
+    args = ["--ro-bind", "/", "/", *_tmpfs(hidden)]
+    mounted: list[Path] = list(hidden)
 
     def hide_again_inside(folder: Path) -> None:
         for path in hidden:
@@ -251,15 +253,7 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
     if parent_as_is is not None:
         parent, siblings = parent_as_is
         args += ["--ro-bind", str(parent), str(parent)]
-        for entry in siblings:
-            if entry.is_symlink() or entry in hidden:
-                continue  # a link leads where the sandbox shows or hides; a hidden folder is hidden below
-            if entry.is_dir():
-                args += ["--tmpfs", str(entry)]
-                mounted.append(entry)
-                sealed.append(entry)
-            elif entry.exists():
-                args += ["--ro-bind", "/dev/null", str(entry)]
+        args += _hide_siblings(siblings, hidden, mounted, sealed)
         hide_again_inside(parent)
     for folder in writable:
         args += ["--bind", str(folder), str(folder)]
@@ -270,6 +264,25 @@ def mount_arguments(writable: list[Path], *, extra_protected: Iterable[Path] = (
     for path in dict.fromkeys(mounted):
         if path in sealed:  # last: the mount points made inside them (the scaffold) exist by now
             args += ["--remount-ro", str(path)]
+    return args
+
+
+def _tmpfs(paths: list[Path]) -> list[str]:
+    return [arg for path in paths for arg in ("--tmpfs", str(path))]
+
+
+def _hide_siblings(siblings: list[Path], hidden: list[Path], mounted: list[Path], sealed: list[Path]) -> list[str]:
+    """The other entries of a parent shown as it is: folders become empty and sealed, files empty."""
+    args: list[str] = []
+    for entry in siblings:
+        if entry.is_symlink() or entry in hidden:
+            continue  # a link leads where the sandbox shows or hides; a hidden folder is hidden below
+        if entry.is_dir():
+            args += ["--tmpfs", str(entry)]
+            mounted.append(entry)
+            sealed.append(entry)
+        elif entry.exists():
+            args += ["--ro-bind", "/dev/null", str(entry)]
     return args
 
 

@@ -20,32 +20,23 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from live_swe.agent.limits import budget_amount, loosened
-from live_swe.config import KernelLimits
+from live_swe.agent.limits import loosened
+from live_swe.config import KernelLimits, budget_amount
 from live_swe.contracts.load import loosened as contract_loosened
+from live_swe.errors import ToldToModel
+from live_swe.scaffolding.context import BASE_VARIABLES, ROLE_VARIABLES, sample_context
 from live_swe.scaffolding.files import NotARegularFile, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.render import render
-from live_swe.scaffolding.scaffold import PROMPTS_DIR, Scaffold, ScaffoldError, load_policy, sample_context
+from live_swe.scaffolding.scaffold import PROMPTS_DIR, Scaffold, ScaffoldError, load_policy
 
 # Rendered prompts larger than this are refused: a template must not flood the context.
 MAX_RENDERED_CHARS = 200_000
 
-# The variables every role gets from the loop (Agent._context), and what each role adds.
-_BASE_KEYS = ("repo_dir", "scaffold_dir", "action_format", "command_timeout", "tools", "step", "model")
-_ROLE_KEYS = {
-    "system": (),
-    "instance": ("task", "repo_map", "repo_instructions"),
-    "observation": ("output", "truncated", "reflection"),
-    "format_error": ("error",),
-    "reflection": (),
-}
-
-
 RENDER_SECONDS = 2.0
 
 
-class Refused(Exception):
+class Refused(ToldToModel):
     """A gate refused the change; the message says why."""
 
 
@@ -108,7 +99,7 @@ def role_contexts(role: str) -> list[dict[str, Any]]:
         output={**sample["output"], "text": "", "returncode": 1, "timed_out": True,
                 "head": "first part", "tail": "last part", "elided_chars": 1234},
     )
-    keys = _BASE_KEYS + _ROLE_KEYS.get(role, tuple(sample))
+    keys = BASE_VARIABLES + ROLE_VARIABLES.get(role, tuple(sample))
     return [{k: context[k] for k in keys if k in context} for context in (sample, variant)]
 
 

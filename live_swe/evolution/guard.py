@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,12 @@ from live_swe.environments.base import Environment
 from live_swe.evolution import tool_gates
 from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
-from live_swe.evolution.hook_worker import HooksUnavailable, smoke_test, source_digest
+from live_swe.evolution.hook_checks import smoke_test
+from live_swe.evolution.hook_process import HooksUnavailable, source_digest
+from live_swe.evolution.notes import CHANGE_WORDS, note
 from live_swe.evolution.tool_gates import name_problem, tool_problem
 from live_swe.evolution.tree import Entry, Snapshot, changed_paths, fingerprint, restore, snapshot
+from live_swe.resources import resource_path
 from live_swe.scaffolding.scaffold import (
     Scaffold,
     ScaffoldError,
@@ -46,6 +50,26 @@ def stated_reason(reply_text: str, limit: int = REASON_CHARS) -> str:
     text = re.sub(r"^\s*THOUGHT\s*:\s*", "", text, flags=re.IGNORECASE)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class Verdict:
+    """What the gates decided about one step's changes, before anything is restored or committed."""
+
+    accepted: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    rejects: list[tuple[list[str], str]] = field(default_factory=list)  # (files, why) logged as one reject each
+    tool_events: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def refuse(self, files: list[str], why: str, note_kind: str) -> None:
+        """Take ``files`` back from the accepted ones."""
+        if not files:
+            return
+        self.accepted = [rel for rel in self.accepted if rel not in files]
+        self.refused += files
+        self.rejects.append((files, why))
+        self.notes.append(note(note_kind, files=", ".join(files)))
 
 
 class GatedScaffold:
@@ -138,7 +162,7 @@ class GatedScaffold:
             return
         self._failed_hooks.add(digest)
         self._emit({"t": "hooks_off", "step": self._step, "why": why})
-        self._notes.append(f"Scaffold: {why}, so hooks are off for this run; the run goes on.")
+        self._notes.append(note("hooks_off", why=why))
 
     def hooks_live(self, digest: str | None) -> None:
         """Mark (or unmark) hooks as loading or running: a run that dies while the mark is there
@@ -199,7 +223,7 @@ class GatedScaffold:
             self._emit({"t": "tool", "kind": "registered", "step": 0, "name": name, "why": ""})
         for name, why in refused:
             self._emit({"t": "tool", "kind": "refused", "step": 0, "name": name, "why": why})
-            self._notes.append(f"Scaffold: the tool `{name}` from the starting scaffold was not registered: {why}.")
+            self._notes.append(note("seed_tool_refused", name=name, why=why))
 
     def _resume(self) -> None:
         """An existing session: the history is put back on the last commit the kernel recorded, and
@@ -217,8 +241,7 @@ class GatedScaffold:
             why = "changes from a step that never finished were not checked, so they were discarded"
             self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": discarded,
                         "reason": "resume", "why": why, "rev": self.history.head()})
-            self._notes.append(f"Scaffold: on resume, unchecked changes to {', '.join(discarded)} were discarded; "
-                               "the scaffold is the last accepted version.")
+            self._notes.append(note("resume_discarded", files=", ".join(discarded)))
 
     def _record_head(self, rev: str) -> None:
         """The kernel's own record of each commit, written before the history moves to it."""
@@ -245,8 +268,7 @@ class GatedScaffold:
                f"scaffold is back at {recorded[:10]}")
         self._emit({"t": "scaffold", "kind": "rollback", "step": self._step, "files": files, "reason": "resume",
                     "why": why, "rev": recorded})
-        self._notes.append(f"Scaffold: on resume, commits written straight into the scaffold history were "
-                           f"discarded ({', '.join(files) or 'no files'}); the scaffold is the last accepted version.")
+        self._notes.append(note("resume_foreign_commits", files=", ".join(files) or "no files"))
 
     def _fall_back_from_hooks_that_were_live(self) -> None:
         """The last run died while hooks were loading or running (a hook that kills the process
@@ -280,106 +302,116 @@ class GatedScaffold:
 
     # -- the check at a step boundary -------------------------------------------------------------------
     def _check(self, step: int, reason: str) -> None:
+        """Judge what changed in the scaffold since the last accepted version, then apply the verdict."""
         current = snapshot(self.root)
         changed = changed_paths(self._accepted, current)
         if not changed:
             self._fp = fingerprint(self.root)
             return
-        policy = self._scaffold.policy
-        tools_dir = policy.tools_dir
-        hooks_names = {policy.hooks}
+        tools_dir = self._scaffold.policy.tools_dir
+        junk, strays, tools, scaffold_paths = _classify(changed, current, tools_dir, self._hooks_names())
+        verdict = Verdict(refused=list(junk))
+        self._judge_strays(verdict, strays, current, tools_dir, step)
+        self._judge_tools(verdict, tools, current, tools_dir, step)
+        self._judge_scaffold(verdict, scaffold_paths)
+        # Anything accepted that changed while the gates ran (a tool's --help writing files) is unchecked.
+        after = snapshot(self.root)
+        verdict.refuse([rel for rel in verdict.accepted if after.get(rel) != current.get(rel)],
+                       "changed while its gates were running", "changed_while_checked")
+        self._apply(verdict, current, set(tools.values()), step, reason)
+
+    def _hooks_names(self) -> set[str]:
+        """The hooks file the accepted policy names, and the one an edited policy names."""
+        names = {self._scaffold.policy.hooks}
         try:
-            hooks_names.add(load_policy(self.root).hooks)
+            names.add(load_policy(self.root).hooks)
         except ScaffoldError:
             pass
-        junk, strays, tools, scaffold_paths = _classify(changed, current, tools_dir, hooks_names - {None})
+        return names - {None}
 
-        accepted: list[str] = []
-        refused: list[str] = list(junk)
-        tool_events: list[dict[str, Any]] = []
-        rejects: list[tuple[list[str], str]] = []
+    def _judge_strays(self, verdict: Verdict, strays: list[tuple[str, str]], current: Snapshot, tools_dir: str,
+                      step: int) -> None:
+        """Files outside the places a scaffold may change are refused; a tool among them is named."""
+        if not strays:
+            return
+        verdict.refused += [rel for rel, _ in strays]
+        verdict.rejects.append(([rel for rel, _ in strays], "; ".join(f"{rel}: {why}" for rel, why in strays)))
+        plain = []
+        for rel, why in strays:
+            entry = current.get(rel)
+            header = read_tool_header(self.root / rel) if entry is not None and entry.kind == "file" else None
+            if header is None:
+                plain.append(f"{rel}: {why}")
+                continue
+            name = header["live-swe-tool"]  # a tool written outside tools/ (e.g. named ../x)
+            why = name_problem(name) or f"a tool must be a file directly in {tools_dir}/ (this one is {rel})"
+            verdict.tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
+            verdict.notes.append(note("stray_tool_refused", name=name, why=why))
+        if plain:
+            verdict.notes.append(note("strays_refused", items="; ".join(plain)))
 
-        if strays:
-            refused += [rel for rel, _ in strays]
-            rejects.append(([rel for rel, _ in strays], "; ".join(f"{rel}: {why}" for rel, why in strays)))
-            plain = []
-            for rel, why in strays:
-                entry = current.get(rel)
-                header = read_tool_header(self.root / rel) if entry is not None and entry.kind == "file" else None
-                if header is None:
-                    plain.append(f"{rel}: {why}")
-                    continue
-                name = header["live-swe-tool"]  # a tool written outside tools/ (e.g. named ../x)
-                why = name_problem(name) or f"a tool must be a file directly in {tools_dir}/ (this one is {rel})"
-                tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
-                self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was removed.")
-            if plain:
-                self._notes.append(f"Scaffold: refused {'; '.join(plain)}. Undone (added files removed, changed ones restored).")
-
+    def _judge_tools(self, verdict: Verdict, tools: dict[str, str], current: Snapshot, tools_dir: str,
+                     step: int) -> None:
+        """Each new or changed tool passes the tool gates or is refused; a deleted one is unregistered."""
         for name, rel in sorted(tools.items()):
             if rel not in current:
-                accepted.append(rel)  # a deleted tool is simply no longer registered
+                verdict.accepted.append(rel)  # a deleted tool is simply no longer registered
                 continue
             why = self._tool_problem(self.root / rel, tools_dir)
             if why:
-                refused.append(rel)
-                rejects.append(([rel], why))
-                tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
+                verdict.refused.append(rel)
+                verdict.rejects.append(([rel], why))
+                verdict.tool_events.append({"t": "tool", "kind": "refused", "step": step, "name": name, "why": why})
                 undo = "restored to its registered version" if rel in self._accepted else "removed"
-                self._notes.append(f"Scaffold: tool `{name}` refused: {why}. The file was {undo}; fix it and write it again.")
+                verdict.notes.append(note("tool_refused", name=name, why=why, undo=undo))
             else:
-                accepted.append(rel)
-                tool_events.append({"t": "tool", "kind": "registered", "step": step, "name": name, "why": ""})
+                verdict.accepted.append(rel)
+                verdict.tool_events.append({"t": "tool", "kind": "registered", "step": step, "name": name, "why": ""})
                 header = read_tool_header(self.root / rel) or {}
-                self._notes.append(f"Scaffold: tool `{name}` registered: {header.get('description', '')} "
-                                   f"(usage: `{header.get('usage', name)}`). It is on your PATH from now on.")
+                verdict.notes.append(note("tool_registered", name=name, description=header.get("description", ""),
+                                          usage=header.get("usage", name)))
 
-        if scaffold_paths:
-            try:
-                hooks = self.hooks_source()
-                check_scaffold(self.root, self._scaffold, self.kernel, smoke=self._smoke,
-                               previous_hooks=hooks[1] if hooks else None)
-                accepted += scaffold_paths
-            except Refused as exc:
-                refused += scaffold_paths
-                rejects.append((scaffold_paths, str(exc)))
-                self._notes.append(f"Scaffold: change to {', '.join(scaffold_paths)} refused: {exc}. "
-                                   "The files were restored to the last accepted version.")
+    def _judge_scaffold(self, verdict: Verdict, paths: list[str]) -> None:
+        """Policy, prompts and hooks pass the scaffold gates together, or are refused together."""
+        if not paths:
+            return
+        try:
+            hooks = self.hooks_source()
+            check_scaffold(self.root, self._scaffold, self.kernel, smoke=self._smoke,
+                           previous_hooks=hooks[1] if hooks else None)
+            verdict.accepted += paths
+        except Refused as exc:
+            verdict.refused += paths
+            verdict.rejects.append((paths, str(exc)))
+            verdict.notes.append(note("change_refused", files=", ".join(paths), why=exc))
 
-        # Anything accepted that changed while the gates ran (a tool's --help writing files) is unchecked.
-        after = snapshot(self.root)
-        moved = [rel for rel in accepted if after.get(rel) != current.get(rel)]
-        if moved:
-            accepted = [rel for rel in accepted if rel not in moved]
-            refused += moved
-            rejects.append((moved, "changed while its gates were running"))
-            self._notes.append(f"Scaffold: {', '.join(moved)} changed while being checked and was restored.")
-
-        restore(self.root, self._accepted, refused)
+    def _apply(self, verdict: Verdict, current: Snapshot, tool_files: set[str], step: int, reason: str) -> None:
+        """Put refused files back, commit the accepted ones, log and tell the model what happened."""
+        restore(self.root, self._accepted, verdict.refused)
         expected = dict(self._accepted)
-        for rel in accepted:
+        for rel in verdict.accepted:
             if rel in current:
                 expected[rel] = current[rel]
             else:
                 expected.pop(rel, None)
-        for files, why in rejects:
+        self._notes += verdict.notes
+        for files, why in verdict.rejects:
             self._emit({"t": "scaffold", "kind": "reject", "step": step, "files": sorted(files), "reason": reason,
                         "why": why, "rev": ""})
-        if accepted:
-            files = sorted(accepted)
+        if verdict.accepted:
+            files = sorted(verdict.accepted)
             # git tracks files only: pass the files added, changed or deleted, not bare folders.
             tracked = [rel for rel in files if (current.get(rel) or self._accepted.get(rel) or Entry("dir", 0)).kind == "file"]
             rev = self.history.commit(f"step {step}: {', '.join(files)}\n\n{reason or '(no reason given)'}", tracked,
                                       record=self._record_head)
             self._emit({"t": "scaffold", "kind": "commit", "step": step, "files": files, "reason": reason,
                         "why": "", "rev": rev})
-            if set(files) - set(tools.values()):
-                self._notes.append(f"Scaffold: change to {', '.join(files)} accepted (commit {rev[:8]}); "
-                                   "it takes effect from your next step.")
-        for event in tool_events:
+            if set(files) - tool_files:
+                self._notes.append(note("change_accepted", files=", ".join(files), rev=rev[:8]))
+        for event in verdict.tool_events:
             self._emit(event)
         self._settle(expected)
-        if accepted:
+        if verdict.accepted:
             self._scaffold = self._load()
 
     def _tool_problem(self, path: Path, tools_dir: str) -> str | None:
@@ -402,8 +434,7 @@ class GatedScaffold:
         if fallback is None:
             self._emit({"t": "scaffold", "kind": "rollback", "step": step, "files": [], "reason": f"hook {hook} failed",
                         "why": f"{why}; no earlier hooks to fall back to, so hooks are off", "rev": self.history.head()})
-            self._notes.append(f"Scaffold: {filename} failed ({hook}: {why}); there is no earlier version to "
-                               "fall back to, so hooks are off for the rest of this run.")
+            self._notes.append(note("hooks_failed_no_fallback", filename=filename, hook=hook, why=why))
             return
         old = self._accepted[filename]
         expected = dict(self._accepted)
@@ -413,8 +444,8 @@ class GatedScaffold:
                                   record=self._record_head)
         self._emit({"t": "scaffold", "kind": "rollback", "step": step, "files": [filename],
                     "reason": f"hook {hook} failed", "why": why, "rev": rev})
-        self._notes.append(f"Scaffold: {filename} failed ({hook}: {why}). It was rolled back to the last version "
-                           f"that worked ({origin}), committed as {rev[:8]}; the run goes on.")
+        self._notes.append(note("hooks_rolled_back", filename=filename, hook=hook, why=why, origin=origin,
+                                rev=rev[:8]))
         self._settle(expected)
 
     def _last_good_hooks(self, filename: str) -> tuple[str | None, str]:
@@ -425,7 +456,6 @@ class GatedScaffold:
             text = blob.decode("utf-8", "replace")
             if source_digest(text) not in self._failed_hooks:
                 return text, f"commit {revision.rev[:8]}"
-        from live_swe.resources import resource_path
 
         seed = resource_path("scaffold", "hooks.py").read_text()
         if source_digest(seed) not in self._failed_hooks:
@@ -443,7 +473,7 @@ class GatedScaffold:
 
     def _emit(self, event: dict[str, Any]) -> None:
         if event.get("t") == "scaffold":  # one line for progress displays (`live-swe run` prints it)
-            verb = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}[event["kind"]]
+            verb = CHANGE_WORDS[event["kind"]]
             event["summary"] = f"{verb} {', '.join(event['files']) or '-'}" + (f": {event['why'][:160]}" if event["why"] else "")
         if self._emit_fn is not None:
             self._emit_fn(event)

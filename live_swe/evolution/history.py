@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from live_swe.environments.base import EnvironmentError_
+from live_swe.errors import UserError
+from live_swe.infra import files
 from live_swe.infra.git import Git, GitFailed, init
+from live_swe.scaffolding.scaffold import TOOL_NAME_RE, ScaffoldError, load_policy
 
 _AUTHOR = "live-swe"
 _EMAIL = "live-swe@localhost"
@@ -89,12 +92,7 @@ class ScaffoldHistory:
                 import shutil
 
                 shutil.rmtree(path)
-            tmp = self.git_dir / f".config.{os.getpid()}.tmp"
-            tmp.unlink(missing_ok=True)
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(CONFIG_TEXT)
-            os.replace(tmp, path)
+            files.write_atomic(path, CONFIG_TEXT, mode=0o644)
         for name in _REDIRECTS:
             if os.path.lexists(self.git_dir / name):
                 os.unlink(self.git_dir / name)
@@ -227,8 +225,6 @@ class ScaffoldHistory:
         try:
             return self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
         except HistoryError:
-            from live_swe.errors import UserError
-
             raise UserError(f"no scaffold revision {rev!r} in {self.git_dir}; "
                             "`live-swe sessions log ID` lists the revisions") from None
 
@@ -275,7 +271,6 @@ def export_accepted(session, target: Path) -> bool:
 
 def registered_tools(session) -> list[str]:
     """Names of the tools in the session's last accepted scaffold (each passed the tool gates)."""
-    from live_swe.scaffolding.scaffold import TOOL_NAME_RE, ScaffoldError, load_policy
 
     history = history_of(session)
     if not history.exists():

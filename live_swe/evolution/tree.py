@@ -14,6 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_swe.infra import files
 from live_swe.scaffolding.files import NotARegularFile, read_regular
 
 # A scaffold is a handful of small text files; anything bigger is refused, never read whole.
@@ -108,9 +109,7 @@ def restore(root: Path, accepted: Snapshot, paths: list[str]) -> None:
         if want.kind == "dir":
             target.mkdir(exist_ok=True)
         elif want.kind == "file":
-            tmp = target.with_name(f".{target.name}.live-swe-restore")
-            tmp.write_bytes(want.data or b"")
-            os.replace(tmp, target)
+            files.write_atomic(target, want.data or b"")
         elif want.kind == "link":
             os.symlink(want.data.decode(), target)
         if want.kind != "link":

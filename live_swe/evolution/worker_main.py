@@ -1,6 +1,6 @@
 """The hook worker: a separate process that runs the agent's hooks.py and nothing else.
 
-Started by :mod:`live_swe.evolution.hook_worker` through the environment, confined like the agent's
+Started by :mod:`live_swe.evolution.hook_process` through the environment, confined like the agent's
 commands (a bubblewrap sandbox on the local environment, the session's container on docker), as
 ``python3 -I -S -B -c <this file> LIMITS NONCE``. It announces itself (``LIVE-SWE-HOOKS:NONCE:PID``,
 so whatever a login shell printed before it is skipped), sets its resource limits, allows only
@@ -141,40 +141,51 @@ def main():
         except ValueError:
             _reply({"id": None, "ok": False, "error": "request is not JSON"})
             continue
-        rid = request.get("id")
         op = request.get("op")
         if op == "load":
-            try:
-                module = types.ModuleType("live_swe_hooks")
-                module.__file__ = request.get("filename", "hooks.py")
-                code = compile(request["source"], module.__file__, "exec")
-                exec(code, module.__dict__)
-                outsider = guard.outsider()
-                if outsider:
-                    raise ImportError(_NOT_STDLIB.format(outsider))
-                hooks = [name for name in HOOK_NAMES if callable(module.__dict__.get(name))]
-                _reply({"id": rid, "ok": True, "hooks": hooks})
-            except BaseException:  # noqa: BLE001 - report everything, including SystemExit
-                module = None
-                _reply({"id": rid, "ok": False, "error": _error_text()})
+            module = _load(request, guard)
         elif op == "call":
-            hook = module.__dict__.get(request.get("hook")) if module is not None else None
-            if not callable(hook):
-                _reply({"id": rid, "ok": False, "error": "no hook named {!r} is loaded".format(request.get("hook"))})
-                continue
-            try:
-                result = hook(*request.get("args", []))
-                outsider = guard.outsider()
-                if outsider:
-                    raise ImportError(_NOT_STDLIB.format(outsider))
-                text = json.dumps({"id": rid, "ok": True, "result": result})
-            except BaseException:  # noqa: BLE001
-                _reply({"id": rid, "ok": False, "error": _error_text()})
-                continue
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
+            _call(request, module, guard)
         else:
-            _reply({"id": rid, "ok": False, "error": f"unknown op {op!r}"})
+            _reply({"id": request.get("id"), "ok": False, "error": f"unknown op {op!r}"})
+
+
+def _load(request, guard):
+    """Run the hooks source as a module and answer with the hooks it defines; None when it fails."""
+    rid = request.get("id")
+    try:
+        module = types.ModuleType("live_swe_hooks")
+        module.__file__ = request.get("filename", "hooks.py")
+        code = compile(request["source"], module.__file__, "exec")
+        exec(code, module.__dict__)
+        outsider = guard.outsider()
+        if outsider:
+            raise ImportError(_NOT_STDLIB.format(outsider))
+        hooks = [name for name in HOOK_NAMES if callable(module.__dict__.get(name))]
+        _reply({"id": rid, "ok": True, "hooks": hooks})
+        return module
+    except BaseException:  # noqa: BLE001 - report everything, including SystemExit
+        _reply({"id": rid, "ok": False, "error": _error_text()})
+        return None
+
+
+def _call(request, module, guard):
+    rid = request.get("id")
+    hook = module.__dict__.get(request.get("hook")) if module is not None else None
+    if not callable(hook):
+        _reply({"id": rid, "ok": False, "error": "no hook named {!r} is loaded".format(request.get("hook"))})
+        return
+    try:
+        result = hook(*request.get("args", []))
+        outsider = guard.outsider()
+        if outsider:
+            raise ImportError(_NOT_STDLIB.format(outsider))
+        text = json.dumps({"id": rid, "ok": True, "result": result})
+    except BaseException:  # noqa: BLE001
+        _reply({"id": rid, "ok": False, "error": _error_text()})
+        return
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any
 
 from live_swe.grading.plans import extract_plan
 from live_swe.grading.trajectory import ScaffoldChange, Step, ToolChange, Trajectory
-from live_swe.session.store import Session
+from live_swe.session.store import RunStatus, Session
 
 GRADE_EVENT = "grade"
 _OUTPUT = re.compile(r"<output>\n?(.*?)\n?</output>", re.DOTALL)
@@ -117,7 +117,7 @@ class _Reader:
 
     def trajectory(self, task: str, patch: str, status: str | None) -> Trajectory:
         status = status or self.status
-        if status == "submitted" and self.last_command_step in self.steps:
+        if status == RunStatus.SUBMITTED and self.last_command_step in self.steps:
             last = self.steps[self.last_command_step]
             last.submitted = not last.observation  # the submission has no observation
         steps = [self.steps[n] for n in sorted(self.steps)]

@@ -9,7 +9,7 @@ from live_swe.grading.grade import Grade, grade
 from live_swe.grading.judge import DEFAULT_PROMPT_CHARS
 from live_swe.grading.log import grade_event, load_trajectory, saved_grade
 from live_swe.models.base import Model
-from live_swe.session.store import Session, SessionStore
+from live_swe.session.store import Session, SessionError, SessionStore
 
 
 def grade_session(session: Session, judge: Model | None = None, *, save: bool = False,
@@ -39,7 +39,6 @@ def open_session_dir(directory: str | Path) -> Session:
 
 def grade_session_dir(directory: str | Path) -> Grade | None:
     """The analysers' grade of a session folder; None when it cannot be read (a partial record)."""
-    from live_swe.session.store import SessionError
 
     try:
         return grade_session(open_session_dir(directory))

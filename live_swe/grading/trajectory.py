@@ -14,6 +14,7 @@ from functools import cached_property
 
 from live_swe.grading.commands import CommandFacts, command_facts
 from live_swe.grading.plans import Plan
+from live_swe.session.store import RunStatus
 
 _FENCED = re.compile(r"```.*?(```|$)", re.DOTALL)
 _THOUGHT = re.compile(r"^\s*THOUGHT\s*:\s*", re.IGNORECASE)
@@ -87,7 +88,7 @@ class Trajectory:
 
     @property
     def submitted(self) -> bool:
-        return self.status == "submitted"
+        return self.status == RunStatus.SUBMITTED
 
     def acted(self) -> list[Step]:
         """Steps whose command ran."""

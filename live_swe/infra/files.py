@@ -71,15 +71,20 @@ def ends_torn(path: Path) -> bool:
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: a fresh temporary file in the same folder (``O_EXCL``: a
-    planted link is never written through), then a rename over the target (a link there is replaced,
-    not followed). A kill mid-write leaves the previous file whole."""
+def write_atomic(path: Path, content: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``content``: a fresh temporary file in the same folder (``O_EXCL``: a
+    planted link is never written through), flushed to disk, then a rename over the target (a link
+    there is replaced, not followed). A kill or a power cut mid-write leaves the previous file whole.
+    ``mode``: the new file's permissions (else the temporary file's 0600)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content.encode("utf-8") if isinstance(content, str) else content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_swe.errors import InfrastructureError
+
 Config = Sequence[tuple[str, str]]
 
 FIXED_CONFIG: tuple[tuple[str, str], ...] = (
@@ -68,7 +70,7 @@ _KEPT_VARIABLES = ("PATH", "HOME", "TMPDIR", "http_proxy", "https_proxy", "no_pr
                    "HTTPS_PROXY", "NO_PROXY", "all_proxy", "ALL_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
-class GitFailed(Exception):
+class GitFailed(InfrastructureError):
     """A git command exited non-zero (or could not start); callers turn it into their own error."""
 
     def __init__(self, args: Sequence[str], returncode: int, stderr: str, stdout: str = ""):
@@ -251,6 +253,11 @@ def repository_problem(path: Path) -> str | None:
         said = f" (git said: {exc.stderr.strip()[:200]})" if exc.stderr.strip() else ""
     return (f"{path} is not a git repository with at least one commit{said}. "
             "Run `git init && git add -A && git commit -m init` there first.")
+
+
+# Never part of a patch or a starting point: live-swe's own folder, and interpreter caches that
+# running the tests leaves behind (binary, different on every run, never part of a fix).
+PATCH_EXCLUDES = (".live-swe", "**/__pycache__/**", "**/*.pyc")
 
 
 def repository_root(path: Path) -> Path:

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from live_swe.errors import InfrastructureError
 
-class ModelError(Exception):
+
+class ModelError(InfrastructureError):
     """A model could not answer: bad configuration, exhausted script, provider failure.
 
     The message is meant for a person: what went wrong and what to do.
@@ -65,3 +67,38 @@ class Model(Protocol):
         tools: list[dict[str, Any]] | None = None,
         on_token: TokenSink | None = None,
     ) -> Reply: ...
+
+
+@runtime_checkable
+class ResumableModel(Model, Protocol):
+    """A model whose answers are fixed in advance (scripted, replayed): a resumed session tells it how
+    many it already gave, so it continues where the log stops."""
+
+    def skip(self, count: int) -> None: ...
+
+
+def resume_model(model: Model, answered: int) -> None:
+    """Tell ``model`` that ``answered`` replies are already in the conversation; a live model just answers."""
+    if isinstance(model, ResumableModel):
+        model.skip(answered)
+
+
+class ModelWrapper:
+    """The base of models that wrap another (metering tokens, streaming, stopping a batch): it
+    forwards the whole model protocol, so a wrapped model keeps every ability the loop relies on."""
+
+    def __init__(self, inner: Model):
+        self.inner = inner
+        self.name = inner.name
+
+    def query(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        on_token: TokenSink | None = None,
+    ) -> Reply:
+        return self.inner.query(messages, tools=tools, on_token=on_token)
+
+    def skip(self, count: int) -> None:
+        resume_model(self.inner, count)

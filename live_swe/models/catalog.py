@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from live_swe.config import home
 from live_swe.errors import UserError
 
 # Where pulled models live; LIVE_SWE_MODELS_DIR lets several homes (and CI runs) share one copy.
@@ -104,7 +105,6 @@ def models_dir() -> Path:
     override = os.environ.get(MODELS_DIR_ENV)
     if override:
         return Path(override).expanduser()
-    from live_swe.config import home
 
     return home() / "models"
 

@@ -23,6 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from live_swe.errors import UserError
+from live_swe.models import catalog
 from live_swe.models.action_grammar import FORMATS, TEXT, ActionFormat, GrammarFilter, split_tool_call
 from live_swe.models.base import ModelError, Reply, TokenSink, ToolCall, Usage
 
@@ -136,9 +138,6 @@ class LocalModel:
 
     @classmethod
     def from_name(cls, name: str, **options: Any) -> LocalModel:
-        from live_swe.errors import UserError
-        from live_swe.models import catalog
-
         try:
             spec = catalog.spec_for(name)
         except UserError as exc:

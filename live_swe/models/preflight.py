@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from live_swe.models.base import ModelError
+from live_swe.models.litellm_model import _litellm
 
 PROVIDERS_PAGE = "https://docs.litellm.ai/docs/providers"
 # provider -> the variables litellm takes its key from (any one of them will do)
@@ -45,8 +46,6 @@ def check_litellm_model(name: str, *, api_base: str | None = None, api_key: str 
         if not (api_base or api_key or any(os.environ.get(v) for v in KEY_VARIABLES[provider])):
             raise _missing_key(name, provider, KEY_VARIABLES[provider])
         return
-    from live_swe.models.litellm_model import _litellm
-
     litellm = _litellm()
     try:
         _, provider, _, _ = litellm.get_llm_provider(model=name, api_base=api_base)

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from live_swe.infra.jsonl import read_jsonl
 from live_swe.models.base import ModelError, Reply, ToolCall
 from live_swe.models.scripted import ScriptedModel
 
@@ -40,14 +41,7 @@ def load_trajectory(path: Path) -> list[Reply]:
     if not path.exists():
         raise ModelError(f"replay model: {path} does not exist")
     if path.suffix == ".jsonl":
-        messages = []
-        for line in path.read_text().splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if event.get("t") == "message":
-                messages.append(event["message"])
+        messages = [event["message"] for event in read_jsonl(path) if event.get("t") == "message"]
     else:
         try:
             data = json.loads(path.read_text())

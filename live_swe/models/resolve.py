@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import os
 
+from live_swe.config import ConfigError, model_settings
 from live_swe.models.base import Model, ModelError
+from live_swe.models.catalog import is_installed
+from live_swe.models.litellm_model import LitellmModel
+from live_swe.models.local import LocalModel
 from live_swe.models.preflight import check_litellm_model
+from live_swe.models.replay import ReplayModel
+from live_swe.models.scripted import ScriptedModel
 
 # Provider defaults used when that provider's key is set and no model was named.
 PROVIDER_DEFAULTS = (
@@ -30,24 +36,16 @@ def make_model(name: str, **options) -> Model:
     if api_base and (prefix in ("scripted", "replay") or name.startswith("local/")):
         raise ModelError(f"--api-base is for models served over HTTP (openai/NAME, ollama/NAME), not {name!r}")
     if prefix == "scripted":
-        from live_swe.models.scripted import ScriptedModel
-
         return ScriptedModel.from_path(_need_path(name, rest))
     if prefix == "replay":
-        from live_swe.models.replay import ReplayModel
-
         return ReplayModel.from_path(_need_path(name, rest))
     if name.startswith("local/"):
-        from live_swe.models.local import LocalModel
-
         return LocalModel.from_name(name, **options)
     if ":" in name.split("/")[0]:
         raise ModelError(
             f"unknown model prefix {prefix!r} in {name!r}; use scripted:PATH, replay:PATH, local/NAME, "
             "or a litellm model such as anthropic/claude-sonnet-4-5"
         )
-    from live_swe.config import ConfigError, model_settings
-    from live_swe.models.litellm_model import LitellmModel
 
     try:
         configured = model_settings()
@@ -91,8 +89,4 @@ def default_model_name(configured: str | None) -> str:
 
 
 def _local_default_installed() -> bool:
-    try:
-        from live_swe.models.catalog import is_installed
-    except ImportError:
-        return False
     return is_installed(LOCAL_DEFAULT.split("/", 1)[1])

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
+from live_swe.config import home
+from live_swe.infra import files
 from live_swe.repomap.tags import FileTags
 
 CACHE_VERSION = 3
 
 
 def default_cache_dir() -> Path:
-    from live_swe.config import home
-
     return home() / "cache" / "repomap"
 
 
@@ -75,13 +74,11 @@ class TagCache:
     def save(self) -> None:
         if not self._dirty:
             return
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"version": CACHE_VERSION, "files": self._entries}, separators=(",", ":")))
-            os.replace(tmp, self.path)
+            files.write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "files": self._entries},
+                                                     separators=(",", ":")), mode=0o644)
         except OSError:
-            remove_quietly(tmp)
             return  # a read-only or full cache folder costs speed next time, never the map
         self._dirty = False
 

@@ -2,26 +2,26 @@
 
 ``materialize`` copies the referenced scaffold into a session's work tree, then adds the user's
 tool library (``$LIVE_SWE_HOME/tools``) so promoted tools are registered from the first step.
+
+``seed`` and ``path:DIR`` are resolved here. The other kinds belong to layers above this one, which
+fill ``SOURCES`` in: ``live_swe.runner`` (``session:ID``) and ``godel.archive`` (``archive:NODE``).
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from live_swe.resources import resource_path
 from live_swe.scaffolding.scaffold import ScaffoldError, load_scaffold
 
-_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
+IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc")
 
-
-def _export_accepted(session, target: Path) -> bool:
-    """A session's last accepted scaffold from its history, never what a killed step left behind."""
-    try:
-        from live_swe.evolution.history import export_accepted
-    except ImportError:
-        return False
-    return export_accepted(session, target)
+# Reference kind (``session``, ``archive``) -> writes the scaffold the value names into a directory.
+ScaffoldSource = Callable[[str, Path], None]
+SOURCES: dict[str, ScaffoldSource] = {}
+_OWNERS = {"session": "live_swe.runner", "archive": "the Gödel engine (godel.archive)"}
 
 
 def materialize(ref: str, target: Path, *, library: Path | None = None) -> None:
@@ -29,25 +29,17 @@ def materialize(ref: str, target: Path, *, library: Path | None = None) -> None:
     target.mkdir(parents=True, exist_ok=True)
     kind, _, value = ref.partition(":")
     if ref in ("seed", ""):
-        shutil.copytree(resource_path("scaffold"), target, dirs_exist_ok=True, ignore=_IGNORE)
-        shutil.copytree(resource_path("prompts"), target / "prompts", dirs_exist_ok=True, ignore=_IGNORE)
+        shutil.copytree(resource_path("scaffold"), target, dirs_exist_ok=True, ignore=IGNORE)
+        shutil.copytree(resource_path("prompts"), target / "prompts", dirs_exist_ok=True, ignore=IGNORE)
     elif kind == "path":
         source = Path(value).expanduser()
         if not (source / "scaffold.yaml").is_file():
             raise ScaffoldError(f"{source}: not a scaffold directory (no scaffold.yaml)")
-        shutil.copytree(source, target, dirs_exist_ok=True, ignore=_IGNORE)
-    elif kind == "session":
-        from live_swe.session.store import SessionStore
-
-        session = SessionStore.default().open(value)
-        if not _export_accepted(session, target):  # no history: the work tree is all there is
-            shutil.copytree(session.scaffold_dir, target, dirs_exist_ok=True, ignore=_IGNORE)
-    elif kind == "archive":
-        try:
-            from godel.archive import checkout_node
-        except ImportError as exc:
-            raise ScaffoldError("archive references need the Gödel engine (godel.archive)") from exc
-        checkout_node(value, target)
+        shutil.copytree(source, target, dirs_exist_ok=True, ignore=IGNORE)
+    elif kind in SOURCES:
+        SOURCES[kind](value, target)
+    elif kind in _OWNERS:  # a program that uses the resolver without loading the layer that resolves it
+        raise ScaffoldError(f"{kind} references are resolved by {_OWNERS[kind]}, which this program did not load")
     else:
         raise ScaffoldError(
             f"unknown scaffold reference {ref!r}; use seed, session:ID, path:DIR or archive:NODE"

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
+from live_swe.errors import UserError
 from live_swe.scaffolding.files import NotARegularFile, read_regular, read_regular_text
 from live_swe.scaffolding.policy import ScaffoldPolicy
 
@@ -29,7 +29,7 @@ TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _HEADER_KEYS = ("live-swe-tool", "description", "usage")
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(UserError):
     """A scaffold directory that cannot be used; the message names the file and the problem."""
 
 
@@ -153,23 +153,3 @@ def discover_tools(tools_dir: Path) -> list[ToolInfo]:
         if header and header["live-swe-tool"] == path.name:
             found.append(ToolInfo(path.name, header["description"], header["usage"], path))
     return found
-
-
-def sample_context() -> dict[str, Any]:
-    """A context every template must render over (the gate for template edits uses it too)."""
-    return {
-        "task": "Fix the off-by-one error in utils.slice_window.",
-        "repo_dir": "/testbed",
-        "repo_map": "utils.py:\n  def slice_window(items, size)",
-        "repo_instructions": "# AGENTS.md\nRun the tests with `python -m pytest -q`.",
-        "action_format": "text",
-        "command_timeout": 60,
-        "tools": [{"name": "find-def", "description": "Find a definition", "usage": "find-def NAME"}],
-        "step": 3,
-        "model": "anthropic/claude-sonnet-4-5",
-        "output": {"text": "ok", "returncode": 0, "timed_out": False, "head": "ok", "tail": "", "elided_chars": 0},
-        "truncated": False,
-        "reflection": "",
-        "error": "no bash block found",
-        "scaffold_dir": "/opt/live-swe/scaffold",
-    }

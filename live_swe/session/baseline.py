@@ -18,14 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from live_swe.agent.patch import EXCLUDED
 from live_swe.errors import UserError
-from live_swe.infra.git import Git, GitFailed
+from live_swe.infra.git import PATCH_EXCLUDES, Git, GitFailed
 
 # live-swe's own folder in a repository: never the person's change nor the agent's
 OWN_PREFIXES = (".live-swe/",)
 _IDENTITY = [("user.name", "live-swe"), ("user.email", "live-swe@localhost")]
-_EXCLUDES = [f":(exclude,glob){pattern}" for pattern in EXCLUDED]
+_EXCLUDES = [f":(exclude,glob){pattern}" for pattern in PATCH_EXCLUDES]
 
 
 def uncommitted_changes(repo: Path) -> list[str]:

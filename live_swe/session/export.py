@@ -11,27 +11,30 @@ from typing import Any
 from live_swe import __version__
 from live_swe.contracts.report import contract_report
 from live_swe.errors import UserError
-from live_swe.grading.session import current_grade
 from live_swe.infra import files
 from live_swe.infra.redact import redactor
-from live_swe.session.store import Session, SessionError
+from live_swe.session.store import RunStatus, Session, SessionError
 
 SESSION_FILES = ("meta.json", "events.jsonl", "patch.diff")
 
 # Our statuses in mini-swe-agent's exit_status vocabulary.
 _MINI_STATUS = {
-    "submitted": "Submitted",
-    "limits_exceeded": "LimitsExceeded",
-    "format_error": "RepeatedFormatError",
-    "interrupted": "KeyboardInterrupt",
-    "error": "Error",
-    "running": "",
+    RunStatus.SUBMITTED: "Submitted",
+    RunStatus.LIMITS_EXCEEDED: "LimitsExceeded",
+    RunStatus.FORMAT_ERROR: "RepeatedFormatError",
+    RunStatus.INTERRUPTED: "KeyboardInterrupt",
+    RunStatus.ERROR: "Error",
+    RunStatus.RUNNING: "",
 }
 
 
-def summary(session: Session) -> dict[str, Any]:
+def summary(session: Session, events: list[dict[str, Any]] | None = None,
+            problems: list[str] | None = None) -> dict[str, Any]:
+    """What the session's own files say; ``sessions show`` adds the grade and the scaffold's
+    evolution, which layers above this one read."""
     meta = session.meta
-    events, problems = session.events()
+    if events is None:
+        events, problems = session.events()
     steps = [e for e in events if e.get("t") == "step"]
     data = {
         "id": meta.id,
@@ -49,15 +52,9 @@ def summary(session: Session) -> dict[str, Any]:
         "updated_at": meta.updated_at,
         "exit_message": meta.exit_message,
         "patch": session.patch(),
-        "log_problems": problems,
+        "log_problems": problems or [],
     }
-    data["grade"] = current_grade(session).to_json()
     data["contract"] = contract_report(events, data["steps"])
-    try:
-        from live_swe.evolution.history import evolution_summary
-    except ImportError:
-        return data
-    data.update(evolution_summary(session, events))
     return data
 
 

@@ -21,18 +21,36 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from live_swe.config import home
+from live_swe.errors import UserError
 from live_swe.infra import files
+from live_swe.infra.jsonl import parse_objects
 from live_swe.infra.redact import Redactor, redactor
 
-STATUSES = ("running", "submitted", "limits_exceeded", "format_error", "interrupted", "error", "contract_stopped")
+
+class RunStatus(StrEnum):
+    """How a session's run stands or ended (``meta.json``'s and the ``end`` event's ``status``)."""
+
+    RUNNING = "running"
+    SUBMITTED = "submitted"  # the agent submitted its patch
+    LIMITS_EXCEEDED = "limits_exceeded"  # a step, cost or wall-time budget ran out
+    FORMAT_ERROR = "format_error"  # too many replies in a row without exactly one action
+    INTERRUPTED = "interrupted"  # the person (or a stopping batch) stopped it
+    ERROR = "error"  # live-swe or its infrastructure failed
+    CONTRACT_STOPPED = "contract_stopped"  # a contract rule stopped the run
 
 
-class SessionError(Exception):
+# Ended without a submission but with a patch worth evaluating as it stands.
+FINISHED = (RunStatus.SUBMITTED, RunStatus.LIMITS_EXCEEDED, RunStatus.FORMAT_ERROR, RunStatus.CONTRACT_STOPPED)
+
+
+class SessionError(UserError):
     """An unknown or unreadable session; the message says which and what to do."""
 
 
@@ -195,17 +213,8 @@ class Session:
         except files.DamagedFile as exc:
             raise SessionError(str(exc)) from None
         with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                    if not isinstance(event, dict):
-                        raise ValueError("not an object")
-                    events.append(event)
-                except ValueError:
-                    kind = "truncated" if not line.endswith("\n") else "corrupt"
-                    problems.append(f"{self.events_path}:{number}: {kind} line skipped")
+            events, bad = parse_objects(handle)
+        problems = [f"{self.events_path}:{number}: {kind} line skipped" for number, kind in bad]
         return events, problems
 
     def iter_events(self, kind: str) -> Iterator[dict[str, Any]]:
@@ -226,8 +235,6 @@ class SessionStore:
 
     @classmethod
     def default(cls) -> SessionStore:
-        from live_swe.config import home
-
         return cls(home() / "sessions")
 
     def create(self, **fields: Any) -> Session:

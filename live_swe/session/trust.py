@@ -16,8 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from live_swe.agent.limits import budget_amount
-from live_swe.config import KernelLimits
+from live_swe.config import KernelLimits, budget_amount
 from live_swe.errors import UserError
 from live_swe.infra.git import Git, GitFailed
 from live_swe.session.store import Session

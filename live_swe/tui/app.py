@@ -25,9 +25,11 @@ from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
 from live_swe.infra.git import Identity, user_identity
+from live_swe.models.resolve import make_model
 from live_swe.repo_instructions import from_work_tree
+from live_swe.runner import RunHooks, RunRequest, resume_run, start_run
 from live_swe.session.baseline import changes_not_in
-from live_swe.session.store import SessionError, SessionStore, new_session_id
+from live_swe.session.store import RunStatus, SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
 from live_swe.tui.bridge import (
     AgentBridge,
@@ -274,8 +276,6 @@ class LiveSweApp(App):
         self.query_one("#steps", StepLog).focus()
 
         def job():
-            from live_swe.runner import resume_run
-
             return resume_run(session_id, self._hooks(), store=self.store,
                               sandbox={"mode": self.sandbox, "network": self.network}, follow_up=task)
 
@@ -295,21 +295,17 @@ class LiveSweApp(App):
         self.query_one("#hint", Static).update(hint)
 
     def _run_new(self, task: str, session_id: str):
-        from live_swe.runner import RunRequest, start_run
-
         request = RunRequest(task=task, model=self.model_name, repo=self.repo, env=self.env_kind, image=self.image,
                              limits=self.limits, session_id=session_id, sandbox=self.sandbox, network=self.network,
                              repo_instructions=self.instructions, contract_files=list(self.contract_files))
         return start_run(request, self._hooks(), store=self.store)
 
     def _hooks(self):
-        from live_swe.runner import RunHooks
-
-        make = self._model_factory
-        if make is None:
-            from live_swe.models.resolve import make_model as make
+        make = self._model_factory or make_model
         return RunHooks(approver=self.bridge.approve, observers=[self.bridge.observe],
-                        model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach)
+                        model_factory=self.bridge.model_factory(make), on_agent=self.bridge.attach,
+                        on_token=self.bridge.on_token, before_step=self.bridge.before_step,
+                        on_output=self.bridge.on_output)
 
     def _reset_run_view(self, task: str) -> None:
         self.task_text = task
@@ -343,7 +339,7 @@ class LiveSweApp(App):
             self.notify("Wait for the agent to finish (or quit) before resuming another session.", severity="warning")
             return
         # a submitted session is finished; resuming it would run its last command again
-        metas = sorted((m for m in self.store.list() if m.status != "submitted"), key=lambda m: m.created_at,
+        metas = sorted((m for m in self.store.list() if m.status != RunStatus.SUBMITTED), key=lambda m: m.created_at,
                        reverse=True)
         self.push_screen(SessionPicker(metas), self._resume)
 
@@ -411,8 +407,6 @@ class LiveSweApp(App):
         self._elapsed = meta.elapsed
 
         def job():
-            from live_swe.runner import resume_run
-
             return resume_run(session_id, self._hooks(), store=self.store,
                               sandbox={"mode": self.sandbox, "network": self.network})
 
@@ -428,44 +422,9 @@ class LiveSweApp(App):
         log = self.query_one("#steps", StepLog)
         step = int(event.get("step") or 0)
         if kind == "message":
-            msg = event.get("message") or {}
-            if step == 0:
-                return  # the system and task messages
-            if event.get("follow_up"):
-                task = str(msg.get("content") or "").partition("<task>\n")[2].rpartition("\n</task>")[0]
-                log.mount(Static(Text(f"You: {task}"), classes="note follow-up"))
-            elif msg.get("role") == "assistant":
-                thought, command = split_reply(msg)
-                self._stream = ""
-                self.query_one("#stream", Static).update("")
-                card = StepCard(step, thought, command)
-                card.model_view = self.model_view
-                log.mount(card)
-                self.step = max(self.step, step)
-            elif msg.get("role") in ("user", "tool"):
-                card = log.card(step)
-                if card is not None and not card.observation:
-                    card.set_observation(str(msg.get("content") or ""))
-                elif card is None:
-                    log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
-            log.scroll_end(animate=False)
-        elif kind == "review":
-            card = log.card(step)
-            if card is not None:
-                decision = event.get("decision")
-                text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
-                        "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
-                card.set_review(text)
-        elif kind == "step":
-            card = log.card(step)
-            if card is not None:
-                card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
-            self.step = max(self.step, step)
-            self.cost = float(event.get("cost") or self.cost)
-        elif kind == "format_error":
-            card = log.card(step)
-            if card is not None:
-                card.set_review(f"format error: {event.get('reason', '')}")
+            self._show_message(event, log, step)
+        elif kind in ("review", "step", "format_error"):
+            self._show_on_card(kind, event, log.card(step), step)
         elif kind in ("tool", "scaffold"):
             self.query_one(EvolutionPanel).add(event)
         elif kind == "repo_instructions":
@@ -498,6 +457,46 @@ class LiveSweApp(App):
         panes = [pane.id for pane in tabs.query(TabPane)]
         if tabs.active in panes:
             tabs.active = panes[(panes.index(tabs.active) + 1) % len(panes)]
+
+    def _show_message(self, event: dict[str, Any], log: StepLog, step: int) -> None:
+        msg = event.get("message") or {}
+        if step == 0:
+            return  # the system and task messages
+        if event.get("follow_up"):
+            task = str(msg.get("content") or "").partition("<task>\n")[2].rpartition("\n</task>")[0]
+            log.mount(Static(Text(f"You: {task}"), classes="note follow-up"))
+        elif msg.get("role") == "assistant":
+            thought, command = split_reply(msg)
+            self._stream = ""
+            self.query_one("#stream", Static).update("")
+            card = StepCard(step, thought, command)
+            card.model_view = self.model_view
+            log.mount(card)
+            self.step = max(self.step, step)
+        elif msg.get("role") in ("user", "tool"):
+            card = log.card(step)
+            if card is not None and not card.observation:
+                card.set_observation(str(msg.get("content") or ""))
+            elif card is None:
+                log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
+        log.scroll_end(animate=False)
+
+    def _show_on_card(self, kind: str, event: dict[str, Any], card: StepCard | None, step: int) -> None:
+        """A review, a step's result or a format error, on the card of its step."""
+        if kind == "step":
+            self.step = max(self.step, step)
+            self.cost = float(event.get("cost") or self.cost)
+        if card is None:
+            return
+        if kind == "review":
+            decision = event.get("decision")
+            text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
+                    "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
+            card.set_review(text)
+        elif kind == "step":
+            card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
+        else:
+            card.set_review(f"format error: {event.get('reason', '')}")
 
     def on_tokens_streamed(self, message: TokensStreamed) -> None:
         self._stream += message.text

@@ -17,7 +17,8 @@ from typing import Any
 from textual.message import Message
 
 from live_swe.agent.interfaces import Decision
-from live_swe.tui.safety import is_harmless
+from live_swe.command_safety import is_harmless
+from live_swe.models.base import ModelWrapper
 
 STOP = object()  # what a pending question is answered with when the person quits
 
@@ -74,12 +75,11 @@ class PauseReached(Message):
         self.answer = answer
 
 
-class MeteredModel:
+class MeteredModel(ModelWrapper):
     """Counts the tokens a model used (the status line shows them); otherwise the model itself."""
 
     def __init__(self, model):
-        self.inner = model
-        self.name = model.name
+        super().__init__(model)
         self.prompt_tokens = 0
         self.completion_tokens = 0
         if hasattr(model, "skip"):  # scripted and replay models go on where a resumed log stops
@@ -116,11 +116,8 @@ class AgentBridge:
         return factory
 
     def attach(self, agent) -> None:
-        """RunHooks.on_agent: keep the agent, and plug the streaming and pause seams into it."""
+        """RunHooks.on_agent: keep the agent, to message it and to stop its command."""
         self.agent = agent
-        agent.on_token = self.on_token
-        agent.before_step = self.before_step
-        agent.on_output = self.on_output
 
     # -- called on the worker thread
     def approve(self, command: str) -> Decision:
@@ -185,9 +182,8 @@ class AgentBridge:
             pending = self._pending
         if pending is not None:
             answer(pending, STOP)
-        interrupt = getattr(getattr(self.agent, "env", None), "interrupt", None)
-        if callable(interrupt):
-            interrupt()  # a command that runs for minutes must not keep the user waiting
+        if self.agent is not None:
+            self.agent.env.interrupt()  # a command that runs for minutes must not keep the user waiting
 
     def request_pause(self) -> None:
         self.pause_requested.set()

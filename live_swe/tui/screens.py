@@ -11,6 +11,7 @@ from textual.widgets import Button, Footer, Input, Label, OptionList, Static, Te
 from textual.widgets.option_list import Option
 
 from live_swe.agent.interfaces import Decision
+from live_swe.tui.widgets import _diff_text
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -190,8 +191,6 @@ class FinishScreen(ModalScreen[str]):
         self.branch = branch
 
     def compose(self):
-        from live_swe.tui.widgets import _diff_text
-
         with Vertical():
             yield Label(Text(self.summary), classes="question")  # a model's error text is not markup
             with VerticalScroll(id="patch"):

@@ -13,9 +13,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Collapsible, Static
 
+from live_swe.agent.parse import BASH_BLOCK
 from live_swe.evolution.history import HistoryError, ScaffoldHistory
 
-_BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)```", re.DOTALL)
 OUTPUT_PREVIEW_CHARS = 20_000
 
 
@@ -29,8 +29,8 @@ def split_reply(message: dict[str, Any]) -> tuple[str, str]:
             arguments = {}
         command = arguments.get("command", "") if isinstance(arguments, dict) else ""
         return content.strip(), str(command)
-    blocks = _BASH_BLOCK.findall(content)
-    thought = _BASH_BLOCK.sub("", content).strip()
+    blocks = BASH_BLOCK.findall(content)
+    thought = BASH_BLOCK.sub("", content).strip()
     thought = re.sub(r"^THOUGHT:\s*", "", thought)
     return thought, (blocks[0].strip() if blocks else "")
 

@@ -11,7 +11,6 @@ that kind was injected (false alarms).
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -20,9 +19,16 @@ from typing import Any
 
 import yaml
 
+from live_swe.bench.suites import load_suite, task_text
+from live_swe.config import KernelLimits
 from live_swe.errors import UserError
 from live_swe.grading.metrics import Finding
+from live_swe.infra.git import Git, Identity, init
+from live_swe.models.base import Reply
+from live_swe.models.scripted import ScriptedModel
 from live_swe.resources import resource_path
+from live_swe.runner import RunHooks, RunRequest, start_run
+from live_swe.session.store import SessionStore
 
 # Which analyser findings detect each injected kind of error.
 FAMILIES: dict[str, frozenset[str]] = {
@@ -115,27 +121,22 @@ def load_set(path: Path | None = None) -> list[Item]:
 
 # -- running the set through the real loop -------------------------------------------------------------
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=live-swe", "-c", "user.email=live-swe@localhost",
-                    *args], check=True, capture_output=True)
+_IDENTITY = Identity("live-swe", "live-swe@localhost")
 
 
 def prepare_repository(instance_id: str, target: Path) -> Path:
     """A fresh git repository holding the task's project at its starting state."""
     task = yaml.safe_load(resource_path("evals", "suites", "local", "tasks", instance_id, "task.yaml").read_text())
     shutil.copytree(resource_path("evals", "suites", "local", "repos", task["project"]), target)
-    _git(target, "init", "-q", "-b", "main")
-    _git(target, "add", "-A")
-    _git(target, "commit", "-q", "-m", "start")
+    init(target)
+    git = Git(target, config=_IDENTITY.config()).run
+    git("add", "-A")
+    git("commit", "-q", "-m", "start")
     return target
 
 
 def run_item(item: Item, workdir: Path, store, task_texts: dict[str, str]) -> str:
     """Run one trajectory's replies through the loop; returns its session ID."""
-    from live_swe.config import KernelLimits
-    from live_swe.models.base import Reply
-    from live_swe.models.scripted import ScriptedModel
-    from live_swe.runner import RunHooks, RunRequest, start_run
 
     repo = prepare_repository(item.task, workdir / item.id.replace("/", "__"))
     model = ScriptedModel([Reply(r) for r in item.replies], name=f"scripted:{item.id}")
@@ -147,8 +148,6 @@ def run_item(item: Item, workdir: Path, store, task_texts: dict[str, str]) -> st
 def run_set(items: list[Item], workdir: Path, *, workers: int = 1,
             say: Callable[[str], None] = lambda line: None) -> dict[str, str]:
     """Run every trajectory; item ID -> session ID (sessions under ``workdir/sessions``)."""
-    from live_swe.bench.suites import load_suite, task_text
-    from live_swe.session.store import SessionStore
 
     store = SessionStore(Path(workdir) / "sessions")
     suite = {i.instance_id: task_text(i) for i in load_suite("local:local").instances}

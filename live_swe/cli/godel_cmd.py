@@ -1,17 +1,24 @@
-"""``live-swe validate`` and ``live-swe evolve`` (registered by live_swe.cli.main).
+"""The Gödel engine's commands: ``validate``, ``evolve``, ``archive show|plot`` and ``scaffold promote``.
 
-Top-level imports stay typer + stdlib so ``live-swe --help`` is fast; the engine loads inside.
+The engine (``godel``) builds on the kernel and never imports the command line; this module is
+where the two meet. Like every command module it imports typer at the top and loads the engine
+inside each command: the engine pulls pydantic and the kernel (about half a second), which
+``live-swe --help`` must not pay for.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import typer
 
 from live_swe.cli.bench_cmd import EXECUTOR_HELP, RAY_ADDRESS_HELP
 from live_swe.cli.common import fail, friendly
+
+archive_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+scaffold_app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
 EXIT_INTERRUPTED = 130
 
@@ -134,3 +141,92 @@ def evolve(
               f"--model {model} --instances {','.join(state.report_split)}")
     if state.status == "budget":
         raise typer.Exit(1)
+
+
+
+def _nodes(run: str | None):
+    from godel.archive import Archive
+
+    nodes = Archive.default().nodes()
+    return [n for n in nodes if n.run == run] if run else nodes
+
+
+@archive_app.command("show")
+@friendly
+def show(
+    run: str = typer.Option(None, "--run", help="Only the nodes of one evolve run."),
+    node: str = typer.Option(None, "--node", help="One node: its metadata and its change against its parent."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The archive as a tree, with each node's resolve rate and mean GPA scores on the selection split."""
+    from godel.archive import Archive
+    from godel.plot import text_tree
+
+    archive = Archive.default()
+    if node:
+        found = archive.get(node)
+        if as_json:
+            print(json.dumps(found.model_dump()))
+        else:
+            print(f"{found.id}  parent {found.parent or '-'}  score {found.score}  cost ${found.cost:.4f}  {found.origin}")
+            if found.gpa_mean is not None:
+                from godel.plot import gpa_text
+
+                print(gpa_text(found))
+            print(found.summary)
+            print(archive.diff(found.id))
+        return
+    nodes = _nodes(run)
+    if as_json:
+        print(json.dumps([{**n.model_dump(exclude={"task", "sessions"}), "score": n.score, "gpa_mean": n.gpa_mean}
+                          for n in nodes]))
+        return
+    print(text_tree(nodes))
+    for state_path in sorted(archive.runs_dir.glob("*/state.json")) if archive.runs_dir.is_dir() else []:
+        if run and state_path.parent.name != run:
+            continue
+        state = json.loads(state_path.read_text())
+        statuses = [c["status"] for c in state.get("children", {}).values()]
+        counts = ", ".join(f"{statuses.count(s)} {s}" for s in ("accepted", "stopped", "rejected") if s in statuses)
+        print(f"{state['run_id']} ({state['config']['suite']}): {state['status']}, "
+              f"{len(statuses)} children ({counts or 'none yet'}), ${state.get('spent', 0):.2f} spent")
+
+
+@archive_app.command("plot")
+@friendly
+def plot(
+    out: Path = typer.Option(..., "--out", "-o", help="lineage.svg or lineage.png"),
+    run: str = typer.Option(None, "--run", help="Only the nodes of one evolve run."),
+    metric: str = typer.Option(None, "--metric", help="Colour nodes by a GPA metric's mean score (gpa: all five, "
+                               "or goal_fulfillment, logical_consistency, execution_efficiency, plan_quality, "
+                               "plan_adherence) instead of the resolve rate."),
+) -> None:
+    """Draw the lineage with scores (SVG, or PNG with matplotlib)."""
+    from godel.plot import plot as draw
+
+    label = f" ({run})" if run else ""
+    label += f", coloured by {metric}" if metric else ""
+    written = draw(_nodes(run), out, title=f"live-swe archive{label}", metric=metric)
+    print(written)
+
+
+
+@scaffold_app.command("promote")
+@friendly
+def promote(
+    ref: str = typer.Argument(..., help="archive:NODE, path:DIR, session:ID (or seed to go back)."),
+    force: bool = typer.Option(False, "--force", help="Promote without a recorded 'better' validation."),
+) -> None:
+    """Write `scaffold: REF` into the user's config, if a validation found REF better."""
+    from godel.promote import promote as do_promote
+    from live_swe.config import config_path
+
+    done = do_promote(ref, force=force)
+    if done.validation:
+        v = done.validation
+        why = (f"validation {v['id']}: {v.get('candidate_resolved')}/{v.get('n')} vs "
+               f"{v.get('baseline_resolved')}/{v.get('n')} against {v.get('against')}, p={v.get('p_value'):.4g}")
+    else:
+        why = "forced, without a 'better' validation" if done.forced else "the shipped seed scaffold"
+    print(f"default scaffold is now {done.ref} ({why}); written to {config_path()}", file=sys.stderr)
+    print(done.ref)

@@ -1,4 +1,5 @@
-"""Which commands the read-only approval mode lets run without asking.
+"""Which commands only read: the read-only approval mode lets them run without asking, and the
+contract engine does not look for changes after them.
 
 A command passes only when every part of it is a known reader: each segment of a pipeline or
 ``&&`` / ``||`` / ``;`` list starts with a read-only program used without writing options, and
