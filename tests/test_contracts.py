@@ -226,3 +226,19 @@ def test_the_readme_shows_the_builtin_contract_in_full():
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert "```yaml\n" + BUILTIN.read_text() + "```" in readme
+
+
+def test_a_rule_on_scaffold_changed_sees_the_step_that_wrote_to_the_scaffold(git_repo, tmp_path):
+    from test_evolution_support import simple_tool, tool_reply
+
+    contract = tmp_path / "frozen.yaml"
+    contract.write_text("name: frozen\nsoft:\n  - id: no-self-edit\n"
+                        "    check: {field: scaffold_changed, op: equals, value: false}\n"
+                        "    message: leave the scaffold alone in this repository\n")
+    script = write_script(tmp_path / "s.yaml", [tool_reply("count-lines", simple_tool("count-lines")),
+                                                 bash_reply("ls"), FIX, SUBMIT])
+    out = cli("run", "-t", "x", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo", "--json",
+              "--contract", str(contract))
+    session_id = json.loads(out.stdout)["session_id"]
+    detected = [(e["step"], e["rule"]) for e in contract_events(session_id, "detected") if e["rule"] == "no-self-edit"]
+    assert detected == [(1, "no-self-edit")], contract_events(session_id)

@@ -315,7 +315,8 @@ class Agent:
         output = self.env.execute(command, timeout=self.limits.command_timeout)
         verdict = None
         if self.contracts is not None:
-            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step)
+            verdict = self.contracts.after(command, output.text, output.returncode, step=self.step,
+                                           scaffold_changed=self.guard.changed())
             if verdict.output is not None:
                 output = dataclasses.replace(output, text=verdict.output)
         output = dataclasses.replace(output, text=self._redact(output.text))

@@ -104,13 +104,17 @@ class GatedScaffold:
 
     def after_step(self, step: int, reason: str) -> list[str]:
         self._step = step
-        if fingerprint(self.root) != self._fp:
+        if self.changed():
             self._check(step, stated_reason(reason))
         if self._rollback is not None:
             self._roll_back_hooks(step)
         return self._take_notes()
 
     # -- seams the loop and the hook client use ------------------------------------------------------
+    def changed(self) -> bool:
+        """The scaffold folder differs from the last checked version (a command wrote to it)."""
+        return fingerprint(self.root) != self._fp
+
     def attach(self, emit) -> None:
         """Log through the agent from now on (its observers see scaffold events as they happen)."""
         self._emit_fn = emit
