@@ -163,7 +163,7 @@ def diff_of(repo: Path, path: str, old: str, new: str) -> str:
     from conftest import SWEBENCH_LAYOUT, make_git_repo, run_git
 
     files = {p.relative_to(SWEBENCH_LAYOUT / "repo").as_posix(): p.read_text()
-             for p in (SWEBENCH_LAYOUT / "repo").rglob("*") if p.is_file()}
+             for p in (SWEBENCH_LAYOUT / "repo").rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     make_git_repo(repo, files)
     target = repo / path
     assert old in target.read_text()
