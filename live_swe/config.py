@@ -196,8 +196,13 @@ def load_settings(overrides: dict[str, Any] | None = None, project: Path | None 
         for key, why in NOT_FROM_A_PROJECT.items():
             if key in shared:
                 raise ConfigError(f"{project_file}: {key!r} cannot be set by a project ({why})")
-        if isinstance(shared.get("contract"), str):  # a project's paths are the project's
-            shared["contract"] = str(project_file.parent.parent / Path(shared["contract"]).expanduser())
+        if isinstance(shared.get("contract"), str):  # a project's paths are the project's, and stay in it
+            root = project_file.parent.parent.resolve()
+            path = (root / shared["contract"]).resolve()
+            if not path.is_relative_to(root):
+                raise ConfigError(f"{project_file}: 'contract' must be a file inside the repository "
+                                  f"(got {shared['contract']!r})")
+            shared["contract"] = str(path)
         data = _merge(data, shared)
     for suffix, keys in _ENV_KEYS.items():
         value = os.environ.get(ENV_PREFIX + suffix)

@@ -80,3 +80,13 @@ def test_the_agent_cannot_rewrite_the_projects_settings(git_repo, tmp_path):
     out = run_in(git_repo)
     assert json.loads(out.stdout)["status"] == "submitted", out.stderr
     assert (git_repo / ".live-swe" / "config.yaml").read_text() == f"model: scripted:{script}\n"
+
+
+def test_a_project_contract_path_stays_inside_the_repository(git_repo, tmp_path):
+    """Repository text is untrusted: its config may not make live-swe read a file of the user's."""
+    (tmp_path / "outside.yaml").write_text("name: outside\n")
+    for path in ("../outside.yaml", str(tmp_path / "outside.yaml"), "sub/../../outside.yaml"):
+        project_file(git_repo, f"contract: {path}\n")
+        out = run_in(git_repo)
+        assert out.returncode == 2 and "'contract' must be a file inside the repository" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
