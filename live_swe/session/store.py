@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from live_swe.config import home
 from live_swe.errors import UserError
+from live_swe.events import Event
 from live_swe.infra import files
 from live_swe.infra.jsonl import parse_objects
 from live_swe.infra.redact import Redactor, redactor
@@ -130,10 +131,11 @@ class Session:
         with self._writing(self.meta_path):
             files.write_atomic(self.meta_path, self.redact(self.meta.model_dump_json(indent=2)))
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: Event | dict[str, Any]) -> None:
         """Append one event line, redacted, with one ``write`` to the OS (survives ``kill -9`` of this
         process). A write that fails (a full disk) is taken back whole: the log never keeps half a line."""
-        line = (self.redact(json.dumps(event, ensure_ascii=False, default=str)) + "\n").encode("utf-8")
+        record = event.record() if isinstance(event, Event) else event
+        line = (self.redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n").encode("utf-8")
         with self._writing(self.events_path):
             if self._log is None:
                 fd = files.open_no_follow(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
