@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
+from live_swe.events import Event
 from live_swe.scaffolding.scaffold import Scaffold, discover_tools
 
 # Appends an event to the session log and tells the observers (Agent.emit).
@@ -91,5 +92,5 @@ class Decision:
 
 # Reviews each command before it runs (the TUI and the CLI's confirm mode); None runs everything.
 Approver = Callable[[str], Decision]
-# Receives every event the session logs (progress displays, the TUI).
-Observer = Callable[[dict[str, Any]], None]
+# Receives every event the session logs, typed (progress displays, the TUI).
+Observer = Callable[[Event], None]

@@ -16,6 +16,7 @@ from live_swe.agent.observation import output_context
 from live_swe.agent.parse import BASH_TOOL, FormatError, parse_action
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
+from live_swe.events import Event, parse
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.context import template_context
@@ -116,8 +117,8 @@ class Agent:
             seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
-    def emit(self, event: dict[str, Any]) -> None:
-        event.setdefault("ts", round(time.time(), 3))
+    def emit(self, event: Event | dict[str, Any]) -> None:
+        event = parse(event)
         self.session.append(event)
         for observer in self.observers:
             observer(event)
