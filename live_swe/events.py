@@ -199,8 +199,9 @@ class Review(Event):
 
     T: ClassVar[str] = "review"
     step: int = 0
-    decision: str = ""
-    command: str = ""
+    decision: str = ""  # approve, edit or reject
+    command: str = ""  # the command as it runs (edited, when it was)
+    comment: str = ""  # the person's reason for a rejection
 
 
 @dataclass(kw_only=True)

@@ -96,3 +96,21 @@ def progress_line(event: ev.Event) -> str | None:
         case ev.Note():
             return f"live-swe: {event.text}"
     return None
+
+
+# -- the TUI's step cards and notes
+def review_text(review: ev.Review) -> str:
+    """How a person's decision on a command reads on its step card."""
+    return {"approve": "approved", "edit": f"edited to: {review.command}",
+            "reject": f"rejected: {review.comment or '(no comment)'}"}.get(review.decision, review.decision)
+
+
+def instructions_title(event: ev.RepoInstructions) -> str:
+    return f"Repository instructions: {', '.join(event.files)} ({event.chars:,} characters)"
+
+
+def evolution_body(event: ev.ScaffoldChange | ev.ToolChange) -> list[str]:
+    """The parts of the TUI's entry for a change, before any diff: the agent's reason, the gates' why."""
+    if isinstance(event, ev.ToolChange):
+        return [event.why or ("ready for the next step" if event.kind == "registered" else "")]
+    return ([f"reason: {event.reason}"] if event.reason else []) + ([f"why: {event.why}"] if event.why else [])

@@ -19,8 +19,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Collapsible, Footer, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
+from live_swe import events as ev
+from live_swe import wording
 from live_swe.config import KernelLimits
-from live_swe.contracts.report import event_line
 from live_swe.errors import UserError
 from live_swe.grading.report import finding_text, headline, metric_lines
 from live_swe.grading.session import current_grade
@@ -402,7 +403,7 @@ class LiveSweApp(App):
         self.session_id = session_id
         self.instructions = None
         self._reset_run_view(meta.task)
-        for event in events:  # what happened before, as it was shown then
+        for event in ev.parse_all(events):  # what happened before, as it was shown then
             self._show_event(event)
         self._elapsed = meta.elapsed
 
@@ -417,28 +418,27 @@ class LiveSweApp(App):
         self._show_event(message.event)
         self.refresh_status()
 
-    def _show_event(self, event: dict[str, Any]) -> None:
-        kind = event.get("t")
+    def _show_event(self, event: ev.Event) -> None:
         log = self.query_one("#steps", StepLog)
-        step = int(event.get("step") or 0)
-        if kind == "message":
-            self._show_message(event, log, step)
-        elif kind in ("review", "step", "format_error"):
-            self._show_on_card(kind, event, log.card(step), step)
-        elif kind in ("tool", "scaffold"):
-            self.query_one(EvolutionPanel).add(event)
-        elif kind == "repo_instructions":
-            title = f"Repository instructions: {', '.join(event.get('files') or [])} ({event.get('chars', 0):,} characters)"
-            text = self.instructions.text if self.instructions is not None else "(in the first prompt)"
-            log.mount(Collapsible(Static(Text(text)), title=title, collapsed=True, classes="instructions"))
-        elif kind == "resume":
-            log.mount(Static(Text(f"Resumed at step {step}."), classes="note"))
-        elif kind == "note":
-            log.mount(Static(Text(str(event.get("text", ""))), classes="note"))
-        elif kind == "contract" and event_line(event):
-            log.mount(Static(Text(event_line(event)), classes="note"))
-        elif kind == "end":
-            self.cost = float(event.get("cost") or self.cost)
+        match event:
+            case ev.Message():
+                self._show_message(event, log)
+            case ev.Review() | ev.Step() | ev.FormatError():
+                self._show_on_card(event, log.card(event.step))
+            case ev.ToolChange() | ev.ScaffoldChange():
+                self.query_one(EvolutionPanel).add(event)
+            case ev.RepoInstructions():
+                text = self.instructions.text if self.instructions is not None else "(in the first prompt)"
+                log.mount(Collapsible(Static(Text(text)), title=wording.instructions_title(event), collapsed=True,
+                                      classes="instructions"))
+            case ev.Resume():
+                log.mount(Static(Text(f"Resumed at step {event.step}."), classes="note"))
+            case ev.Note():
+                log.mount(Static(Text(event.text), classes="note"))
+            case ev.ContractEvent() if wording.contract_progress_line(event):
+                log.mount(Static(Text(wording.contract_progress_line(event)), classes="note"))
+            case ev.End():
+                self.cost = event.cost or self.cost
 
     def on_command_output(self, message: CommandOutput) -> None:
         card = self.query_one("#steps", StepLog).card(message.step)
@@ -458,11 +458,11 @@ class LiveSweApp(App):
         if tabs.active in panes:
             tabs.active = panes[(panes.index(tabs.active) + 1) % len(panes)]
 
-    def _show_message(self, event: dict[str, Any], log: StepLog, step: int) -> None:
-        msg = event.get("message") or {}
+    def _show_message(self, event: ev.Message, log: StepLog) -> None:
+        msg, step = event.message, event.step
         if step == 0:
             return  # the system and task messages
-        if event.get("follow_up"):
+        if event.follow_up:
             task = str(msg.get("content") or "").partition("<task>\n")[2].rpartition("\n</task>")[0]
             log.mount(Static(Text(f"You: {task}"), classes="note follow-up"))
         elif msg.get("role") == "assistant":
@@ -481,22 +481,19 @@ class LiveSweApp(App):
                 log.mount(Static(Text(f"You: {msg.get('content', '')}"), classes="note"))
         log.scroll_end(animate=False)
 
-    def _show_on_card(self, kind: str, event: dict[str, Any], card: StepCard | None, step: int) -> None:
+    def _show_on_card(self, event: ev.Review | ev.Step | ev.FormatError, card: StepCard | None) -> None:
         """A review, a step's result or a format error, on the card of its step."""
-        if kind == "step":
-            self.step = max(self.step, step)
-            self.cost = float(event.get("cost") or self.cost)
+        if isinstance(event, ev.Step):
+            self.step = max(self.step, event.step)
+            self.cost = event.cost or self.cost
         if card is None:
             return
-        if kind == "review":
-            decision = event.get("decision")
-            text = {"approve": "approved", "edit": f"edited to: {event.get('command', '')}",
-                    "reject": f"rejected: {event.get('comment') or '(no comment)'}"}.get(decision, str(decision))
-            card.set_review(text)
-        elif kind == "step":
-            card.set_result(int(event.get("returncode", 0)), bool(event.get("timed_out")))
+        if isinstance(event, ev.Review):
+            card.set_review(wording.review_text(event))
+        elif isinstance(event, ev.Step):
+            card.set_result(event.returncode or 0, event.timed_out)
         else:
-            card.set_review(f"format error: {event.get('reason', '')}")
+            card.set_review(f"format error: {event.reason}")
 
     def on_tokens_streamed(self, message: TokensStreamed) -> None:
         self._stream += message.text

@@ -16,6 +16,7 @@ from typing import Any
 
 from textual.message import Message
 
+from live_swe import events as ev
 from live_swe.agent.interfaces import Decision
 from live_swe.command_safety import is_harmless
 from live_swe.models.base import ModelWrapper
@@ -34,7 +35,7 @@ class ApprovalMode(StrEnum):
 
 
 class AgentEvent(Message):
-    def __init__(self, event: dict[str, Any]):
+    def __init__(self, event: ev.Event):
         super().__init__()
         self.event = event
 
@@ -149,11 +150,11 @@ class AgentBridge:
     def on_token(self, text: str) -> None:
         self.app.post_message(TokensStreamed(text))
 
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: ev.Event) -> None:
         self.app.post_message(AgentEvent(event))
-        if event.get("t") == "contract" and event.get("kind") in ("autonomy", "escalate"):
+        if isinstance(event, ev.ContractEvent) and event.kind in ("autonomy", "escalate"):
             self.mode = ApprovalMode.CONFIRM  # a soft violation not restored: the person confirms each command
-        if event.get("t") == "step" and self.agent is not None and self.agent.patch_fn is not None:
+        if isinstance(event, ev.Step) and self.agent is not None and self.agent.patch_fn is not None:
             try:
                 diff = self.agent.patch_fn()
             except Exception as exc:  # noqa: BLE001 - a diff we cannot show must not stop the agent

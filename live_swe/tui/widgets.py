@@ -13,6 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Collapsible, Static
 
+from live_swe import events as ev
+from live_swe import wording
 from live_swe.agent.parse import BASH_BLOCK
 from live_swe.evolution.history import HistoryError, ScaffoldHistory
 
@@ -187,27 +189,15 @@ class EvolutionPanel(VerticalScroll):
         self.query(Collapsible).remove()
         self.query_one("#evolution-empty").display = True
 
-    def add(self, event: dict[str, Any]) -> None:
-        kind, what = event.get("t"), event.get("kind")
-        step = event.get("step", 0)
-        if kind == "tool":
-            mark = "✓" if what == "registered" else "✗"
-            title = f"{mark} step {step}: tool {event.get('name', '?')} {what}"
-            body = event.get("why") or ("ready for the next step" if what == "registered" else "")
-        else:
-            files = ", ".join(event.get("files") or []) or "(no files)"
-            mark = {"commit": "✓", "reject": "✗", "rollback": "↶"}.get(what, "·")
-            title = f"{mark} step {step}: scaffold {what}: {files}"
-            parts = []
-            if event.get("reason"):
-                parts.append(f"reason: {event['reason']}")
-            if event.get("why"):
-                parts.append(f"why: {event['why']}")
-            if what == "commit" and event.get("rev") and self.session_dir is not None:
-                parts.append(scaffold_diff(self.session_dir, event["rev"]))
-            elif event.get("diff"):
-                parts.append(str(event["diff"]))
-            body = "\n\n".join(parts)
+    def add(self, event: ev.ScaffoldChange | ev.ToolChange) -> None:
+        title = wording.evolution_title(event)
+        parts = wording.evolution_body(event)
+        if isinstance(event, ev.ScaffoldChange):
+            if event.kind == "commit" and event.rev and self.session_dir is not None:
+                parts.append(scaffold_diff(self.session_dir, event.rev))
+            elif event.extra.get("diff"):
+                parts.append(str(event.extra["diff"]))
+        body = "\n\n".join(parts)
         self.entries.append({"title": title, "body": body, "event": event})
         self.query_one("#evolution-empty").display = False
         self.mount(Collapsible(Static(_diff_text(body)), title=title, collapsed=True))
