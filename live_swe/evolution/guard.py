@@ -21,7 +21,7 @@ from typing import Any
 
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment
-from live_swe.events import Event, History, ScaffoldChange, ToolChange, parse
+from live_swe.events import Event, History, ScaffoldChange, parse
 from live_swe.evolution import tool_gates
 from live_swe.evolution.gates import Refused, check_scaffold
 from live_swe.evolution.history import ScaffoldHistory
@@ -37,6 +37,7 @@ from live_swe.evolution.verdict import (
     classify,
     is_junk,
     judge_scaffold,
+    judge_seed_tools,
     judge_strays,
     judge_tools,
     refuse_changed,
@@ -63,6 +64,10 @@ def stated_reason(reply_text: str, limit: int = REASON_CHARS) -> str:
 
 
 class GatedScaffold:
+    """The loop's ``ScaffoldGuard`` for a session's scaffold; also the ``Host`` of the session's
+    :class:`~live_swe.evolution.hook_fallback.HookFallback` (``hook_fallback``, which the hook client
+    tells of hook failures)."""
+
     def __init__(self, session: Session, env: Environment, kernel_limits: KernelLimits, *,
                  help_timeout: float | None = None):
         self.session = session
@@ -135,6 +140,7 @@ class GatedScaffold:
             return None
         return name, entry.data.decode("utf-8", "replace")
 
+    # -- what the hook fallback asks of the guard (hook_fallback.Host) -------------------------------------
     def restore_file(self, filename: str, content: bytes, *, message: str, reason: str, why: str, step: int) -> str:
         """Make one accepted file hold ``content`` (the hook fallback rolling hooks back): restored,
         committed as ``message``, logged as a rollback, settled. Returns the new revision."""
@@ -181,26 +187,19 @@ class GatedScaffold:
             raise ScaffoldError(f"the starting scaffold ({ref}) is not usable: {exc}") from None
         finally:
             self._starting = False
-        tools_dir = self.root / scaffold.policy.tools_dir
-        tools_dir.mkdir(exist_ok=True)
+        tools_dir = scaffold.policy.tools_dir
+        (self.root / tools_dir).mkdir(exist_ok=True)
         start = snapshot(self.root)
-        registered, refused = [], []
-        for path in sorted(tools_dir.iterdir()):
-            if path.name.startswith("."):
-                continue
-            why = self._tool_problem(path, scaffold.policy.tools_dir)
-            (refused.append((path.name, why)) if why else registered.append(path.name))
-        keep = {rel: entry for rel, entry in start.items()
-                if not is_junk(rel) and not any(rel == f"{scaffold.policy.tools_dir}/{n}" for n, _ in refused)}
-        self._settle(keep)
+        problems = {path.name: self._tool_problem(path, tools_dir)
+                    for path in sorted((self.root / tools_dir).iterdir()) if not path.name.startswith(".")}
+        verdict = judge_seed_tools(problems, tools_dir)
+        self._settle({rel: entry for rel, entry in start.items() if not is_junk(rel) and rel not in verdict.refused})
         self.history.create()
         self.history.commit(f"starting scaffold ({ref})", record=self._record_head)
         self._scaffold = self._load()
-        for name in registered:
-            self.emit(ToolChange(kind="registered", step=0, name=name, why=""))
-        for name, why in refused:
-            self.emit(ToolChange(kind="refused", step=0, name=name, why=why))
-            self._notes.append(note("seed_tool_refused", name=name, why=why))
+        for event in verdict.tool_events:
+            self.emit(event)
+        self._notes += verdict.notes
 
     def _resume(self) -> None:
         """An existing session: the history is put back on the last commit the kernel recorded, and

@@ -142,6 +142,21 @@ def judge_tools(checks: list[ToolCheck], step: int) -> Verdict:
     return verdict
 
 
+def judge_seed_tools(problems: dict[str, str | None], tools_dir: str) -> Verdict:
+    """The starting scaffold's tools (name -> why its gates refused it, or None): those that pass are
+    registered, the others dropped (``refused`` holds their paths)."""
+    verdict = Verdict()
+    for name, why in problems.items():
+        if not why:
+            verdict.tool_events.append(ToolChange(kind="registered", step=0, name=name, why=""))
+    for name, why in problems.items():
+        if why:
+            verdict.refused.append(f"{tools_dir}/{name}")
+            verdict.tool_events.append(ToolChange(kind="refused", step=0, name=name, why=why))
+            verdict.notes.append(note("seed_tool_refused", name=name, why=why))
+    return verdict
+
+
 def judge_scaffold(paths: list[str], refusal: str | None) -> Verdict:
     """Policy, prompts and hooks are accepted together, or refused together (``refusal``: the gates' why)."""
     if not paths:
