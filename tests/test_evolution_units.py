@@ -14,7 +14,15 @@ from live_swe.config import KernelLimits
 from live_swe.evolution.gates import Refused, check_policy, check_templates, import_problems
 from live_swe.evolution.guard import stated_reason
 from live_swe.evolution.tool_gates import interpreter_language, name_problem, static_problem, syntax_problem
-from live_swe.evolution.tree import changed_paths, fingerprint, restore, snapshot
+from live_swe.evolution.tree import Entry, changed_paths, fingerprint, restore, snapshot
+from live_swe.evolution.verdict import (
+    ToolCheck,
+    classify,
+    judge_scaffold,
+    judge_strays,
+    judge_tools,
+    refuse_changed,
+)
 from live_swe.resources import resource_path
 from live_swe.scaffolding.policy import ScaffoldPolicy
 from live_swe.scaffolding.scaffold import load_policy
@@ -207,3 +215,38 @@ def test_the_reason_is_the_thought_trimmed():
     assert stated_reason("```bash\nls\n```") == ""
     long = stated_reason("THOUGHT: " + "word " * 200)
     assert len(long) == 300 and long.endswith("…")
+
+
+def test_changed_paths_are_sorted_and_judged_without_touching_anything(tmp_path):
+    (tmp_path / "tools" / "sub").mkdir(parents=True)
+    (tmp_path / "prompts").mkdir()
+    for rel in ("tools/find", "tools/.hidden", "tools/sub/x", "prompts/system.j2", "hooks.py", "notes.txt",
+                "tools/__pycache__/a.pyc"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    (tmp_path / "link").symlink_to("notes.txt")
+    current = snapshot(tmp_path)
+    changed = sorted(rel for rel in current if current[rel].kind != "dir") + ["tools/gone"]
+    paths = classify(changed, current, "tools", {"hooks.py"})
+    assert paths.junk == ["tools/__pycache__/a.pyc"]
+    assert paths.tools == {"find": "tools/find", "gone": "tools/gone"}
+    assert paths.scaffold == ["hooks.py", "prompts/system.j2"]
+    assert [rel for rel, _ in paths.strays] == ["link", "notes.txt", "tools/.hidden", "tools/sub/x"]
+
+    verdict = (judge_strays(paths.strays, {"notes.txt": "../x"}, "tools", 3)
+               + judge_tools([ToolCheck("find", "tools/find", problem="no usage line"),
+                              ToolCheck("gone", "tools/gone", deleted=True)], 3)
+               + judge_scaffold(paths.scaffold, None))
+    assert verdict.accepted == ["tools/gone", "hooks.py", "prompts/system.j2"]
+    assert verdict.refused == ["link", "notes.txt", "tools/.hidden", "tools/sub/x", "tools/find"]
+    assert [(e.kind, e.name) for e in verdict.tool_events] == [("refused", "../x"), ("refused", "find")]
+    assert len(verdict.rejects) == 2 and verdict.rejects[1] == (["tools/find"], "no usage line")
+    assert "The file was removed" in verdict.notes[0] and "restored" not in verdict.notes[2]
+
+    after = dict(current, **{"hooks.py": Entry("file", 0o644, b"y", 1)})
+    later = refuse_changed(verdict, current, after)
+    assert later.accepted == ["tools/gone", "prompts/system.j2"] and later.refused[-1] == "hooks.py"
+    assert later.rejects[-1] == (["hooks.py"], "changed while its gates were running")
+    assert refuse_changed(verdict, current, current) is verdict
+    assert judge_scaffold(["scaffold.yaml"], "bad policy").notes == [
+        "Scaffold: change to scaffold.yaml refused: bad policy. The files were restored to the last accepted version."]

@@ -1,7 +1,8 @@
 """The loop's ``Hooks``: :class:`HookClient` runs the hooks of the guard's last accepted scaffold in
 a worker (:mod:`live_swe.evolution.hook_process`), validates what they return
-(:mod:`live_swe.evolution.hook_checks`), and on any failure answers as if there were no hooks, asks
-the guard to roll hooks.py back to the last version that worked, and lets the loop go on.
+(:mod:`live_swe.evolution.hook_checks`), and on any failure answers as if there were no hooks, tells
+the hook fallback (:mod:`live_swe.evolution.hook_fallback`, which rolls hooks.py back to the last
+version that worked at the step boundary), and lets the loop go on.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from live_swe.evolution.hook_process import (
 class HookClient:
     """The loop's ``Hooks``: the accepted hooks.py, run in a worker, with fallback on failure.
 
-    The worker is started by the guard's environment. While hooks load or run, the guard keeps a
+    The worker is started by the guard's environment. While hooks load or run, the fallback keeps a
     mark of which hooks are live, so that a run that dies meanwhile resumes with the last good ones."""
 
     def __init__(self, guard, *, call_timeout: float | None = None):
         self.guard = guard
+        self.fallback = guard.hook_fallback
         self.call_timeout = call_timeout  # None: CALL_TIMEOUT
         self._process: HookProcess | None = None
         self._digest: str | None = None
@@ -48,7 +50,7 @@ class HookClient:
             return None
         filename, source = accepted
         digest = source_digest(source)
-        if self.guard.hooks_disabled(digest):
+        if self.fallback.disabled(digest):
             self._stop()
             return None
         if self._process is not None and self._digest == digest and self._process.alive:
@@ -56,17 +58,17 @@ class HookClient:
         self._stop()
         process = HookProcess(source, filename, host=self.guard.env)
         self._digest = digest
-        self.guard.hooks_live(digest)
+        self.fallback.live(digest)
         try:
             process.start()
         except HooksUnavailable as exc:
-            self.guard.hooks_off(digest, str(exc))
+            self.fallback.off(digest, str(exc))
             return None
         except HookFailure as exc:
             self._fail("load", str(exc))
             return None
         finally:
-            self.guard.hooks_live(None)
+            self.fallback.live(None)
         self._process = process
         return process
 
@@ -76,21 +78,21 @@ class HookClient:
         process = self._worker()
         if process is None or hook not in process.hooks:
             return fallback
-        self.guard.hooks_live(self._digest)
+        self.fallback.live(self._digest)
         try:
             timeout = self.call_timeout if self.call_timeout is not None else CALL_TIMEOUT
             return validate(process.call(hook, args, timeout), hook)
         except HookFailure as exc:
-            self._fail(hook, str(exc), step)
+            self._fail(hook, str(exc))
             return fallback
         finally:
-            self.guard.hooks_live(None)
+            self.fallback.live(None)
 
-    def _fail(self, hook: str, why: str, step: int | None = None) -> None:
+    def _fail(self, hook: str, why: str) -> None:
         digest = self._digest
         self._stop()
         if digest is not None:
-            self.guard.hooks_failed(digest, hook, why, step)
+            self.fallback.failed(digest, hook, why)
 
     def _stop(self) -> None:
         if self._process is not None:
@@ -108,7 +110,7 @@ class HookClient:
         return self._call("after_step", [step, command, returncode], valid_text, "", step)
 
     def attach(self, emit) -> None:
-        """Nothing to log itself: the guard records fallbacks and restores."""
+        """Nothing to log itself: the fallback logs through the guard."""
 
     def close(self, step: int | None = None) -> None:
         self._stop()
