@@ -96,3 +96,16 @@ def progress_line(event: ev.Event) -> str | None:
         case ev.Note():
             return f"live-swe: {event.text}"
     return None
+
+
+# -- kernel-events: the demo's own progress lines ---------------------------------------------------------
+def demo_line(event: ev.Event) -> str | None:
+    """The line ``live-swe demo`` shows under the streamed reply, or None."""
+    match event:
+        case ev.Step():
+            return f"  -> [step {event.step}] exit code {event.returncode}"
+        case ev.FormatError():
+            return f"  -> [step {event.step}] format error: {event.reason}"
+        case ev.Note():
+            return f"live-swe: {event.text}"
+    return None

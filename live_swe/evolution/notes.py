@@ -1,8 +1,9 @@
-"""How scaffold changes are worded, in one place: the notes the guard appends to the model's next
-observation (``note(kind, **fields)``), and the word a person reads for each kind of change (the
-progress line of ``live-swe run``, ``sessions show`` and ``sessions log``)."""
+"""The notes the guard appends to the model's next observation (``note(kind, **fields)``). How a
+person reads scaffold changes is worded in ``live_swe.wording``."""
 
 from __future__ import annotations
+
+from live_swe.wording import CHANGE_WORDS  # noqa: F401 - the guard's import, until it takes it from there
 
 NOTES = {
     # a step's changes
@@ -28,10 +29,6 @@ NOTES = {
     "hooks_rolled_back": "Scaffold: {filename} failed ({hook}: {why}). It was rolled back to the last version that "
                          "worked ({origin}), committed as {rev}; the run goes on.",
 }
-
-
-# A scaffold event's kind, as people read it.
-CHANGE_WORDS = {"commit": "accepted", "reject": "refused", "rollback": "rolled back"}
 
 
 def note(kind: str, **fields: object) -> str:

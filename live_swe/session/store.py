@@ -219,11 +219,6 @@ class Session:
         problems = [f"{self.events_path}:{number}: {kind} line skipped" for number, kind in bad]
         return events, problems
 
-    def iter_events(self, kind: str) -> Iterator[dict[str, Any]]:
-        for event in self.events()[0]:
-            if event.get("t") == kind:
-                yield event
-
     def patch(self) -> str:
         try:
             return files.read_text(self.patch_path, missing="")
