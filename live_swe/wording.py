@@ -109,3 +109,17 @@ def demo_line(event: ev.Event) -> str | None:
         case ev.Note():
             return f"live-swe: {event.text}"
     return None
+
+
+def github_line(event: ev.Event) -> str | None:
+    """The line ``live-swe github resolve`` logs (the Action's log) for a step or a change, or None."""
+    match event:
+        case ev.Step():
+            return f"step {event.step} rc={event.returncode} $ {first_line(event.command)}"
+        case ev.FormatError():
+            return f"step {event.step}: format error"
+        case ev.ScaffoldChange():
+            return f"step {event.step}: scaffold {event.kind}"
+        case ev.ToolChange():
+            return f"step {event.step}: tool {event.kind} {event.name}".rstrip()
+    return None

@@ -18,7 +18,7 @@ from live_swe.cli.common import (
     with_archive_scaffolds,
 )
 from live_swe.events import Event
-from live_swe.wording import progress_line
+from live_swe.wording import github_line
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -33,9 +33,9 @@ def _stderr(line: str) -> None:
 
 
 def _progress(event: Event) -> None:
-    line = progress_line(event)
+    line = github_line(event)
     if line is not None:
-        _stderr(line.removeprefix("live-swe: "))  # the prefix is _stderr's
+        _stderr(line)
 
 
 @app.command("resolve")
