@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from live_swe import events as ev
 from live_swe.agent.interfaces import Approver, Observer
 from live_swe.agent.loop import Agent, RunResult
 from live_swe.agent.patch import base_commit, repository_patch
@@ -44,6 +45,7 @@ from live_swe.session.trust import (
     trusted_start,
     turn_limits,
 )
+from live_swe.session.view import SessionView
 
 DOCKER_SCAFFOLD_DIR = "/opt/live-swe/scaffold"
 
@@ -219,8 +221,8 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         agent = _agent(session, env, model, request.limits, hooks, contract)
         instructions = request.repo_instructions
         if instructions is not None:
-            agent.emit({"t": "repo_instructions", "files": list(instructions.files),
-                        "chars": len(instructions.text), "truncated": instructions.truncated})
+            agent.emit(ev.RepoInstructions(files=list(instructions.files), chars=len(instructions.text),
+                                           truncated=instructions.truncated))
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env),
                     repo_instructions=instructions.text if instructions else "")
         return agent.run()
@@ -260,8 +262,8 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
             limit_overrides: dict | None, sandbox: dict | None, follow_up: str | None) -> RunResult:
     meta = session.meta
     _check_resumable(meta.status, session_id, follow_up)
-    events, problems = session.events()
-    start = trusted_start(session, events)
+    view = SessionView.read(session)
+    start = trusted_start(session, view.events)
     confinement = {**(start.sandbox or {}), **(sandbox or {})}
     if sandbox:
         record_confinement(session, confinement)
@@ -270,14 +272,11 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
     if repo is not None and start.base_commit:
         check_same_repository(repo, start.base_commit, session_id)
     model = _model(start.model, hooks, start.api_base)
-    for problem in problems:
-        session.append({"t": "log_problem", "detail": problem})
-    steps = [e for e in events if e.get("t") == "step"]
-    meta.steps = max([e.get("step", 0) for e in steps], default=0)
-    meta.cost = max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0)
-    meta.elapsed = max(meta.elapsed, max((e.get("elapsed") or 0.0 for e in steps), default=0.0))
+    for problem in view.problems:
+        session.append(ev.LogProblem(detail=problem))
+    meta.steps, meta.cost, meta.elapsed = view.logged_steps, view.cost, view.elapsed
     if follow_up is not None:
-        per_turn = started_limits(events, start).model_copy(
+        per_turn = started_limits(view.events, start).model_copy(
             update={k: v for k, v in (limit_overrides or {}).items() if v is not None})
         limits = limits or turn_limits(per_turn, meta.steps, meta.cost, meta.elapsed)
         record_follow_up(session, follow_up, limits)
@@ -293,9 +292,8 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
             record_base(session, meta.base_commit)
         if start.env == "docker":
             _restore_container_work(session, env)
-        agent = _agent(session, env, model, limits, hooks, recorded_contract(events))
-        submitted = bool(steps and steps[-1].get("submitted"))
-        return _go_on(agent, model, events, problems, follow_up, submitted=submitted)
+        agent = _agent(session, env, model, limits, hooks, recorded_contract(view.records()))
+        return _go_on(agent, model, view, follow_up)
     except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)
         raise
@@ -318,14 +316,13 @@ def _check_resumable(status: str, session_id: str, follow_up: str | None) -> Non
         )
 
 
-def _go_on(agent: Agent, model: Model, events: list[dict], problems: list[str], follow_up: str | None, *,
-           submitted: bool) -> RunResult:
+def _go_on(agent: Agent, model: Model, view: SessionView, follow_up: str | None) -> RunResult:
     """The resumed agent, from the logged conversation: ended at once when the session was killed after
     its submission step (before the end), given the follow-up, or running on."""
-    messages = [e["message"] for e in events if e.get("t") == "message"]
-    if follow_up is None and submitted:  # a submitted step is final
+    messages = view.messages
+    if follow_up is None and view.submitted:  # a submitted step is final
         agent.messages = list(messages)
-        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems, "submitted": True})
+        agent.emit(ev.Resume(step=agent.step, log_problems=view.problems, submitted=True))
         return agent.conclude(RunStatus.SUBMITTED)
     if follow_up is not None:
         agent.messages = list(messages)  # the submission reply stays: the follow-up answers it
@@ -338,7 +335,7 @@ def _go_on(agent: Agent, model: Model, events: list[dict], problems: list[str], 
     if follow_up is not None:
         agent.follow_up(follow_up)
     else:
-        agent.emit({"t": "resume", "step": agent.step, "log_problems": problems})
+        agent.emit(ev.Resume(step=agent.step, log_problems=view.problems))
     return agent.run()
 
 
@@ -361,7 +358,7 @@ def _restore_container_work(session: Session, env: Environment) -> None:
             f"could not put the session's changes back into the new container ({out.text.strip()[:300]}); "
             f"they are in {session.patch_path}"
         )
-    session.append({"t": "restore_patch", "bytes": len(patch)})
+    session.append(ev.RestorePatch(bytes=len(patch)))
 
 
 def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environment) -> str:
@@ -378,10 +375,10 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
         else:
             result = environment_repo_map(env, request.task, policy.token_budget)
     except Exception as exc:  # noqa: BLE001 - a missing map must never stop the run
-        session.append({"t": "repo_map", "source": source, "error": f"{type(exc).__name__}: {exc}"[:500]})
+        session.append(ev.RepoMap(source=source, error=f"{type(exc).__name__}: {exc}"[:500]))
         return ""
-    session.append({"t": "repo_map", "source": source, "files": result.files, "parsed": result.parsed,
-                    "shown": result.shown, "tokens": result.tokens, "seconds": round(result.seconds, 3)})
+    session.append(ev.RepoMap(source=source, files=result.files, parsed=result.parsed, shown=result.shown,
+                              tokens=result.tokens, seconds=round(result.seconds, 3)))
     return result.text
 
 
@@ -390,7 +387,7 @@ def _record_failure(session: Session, exc: BaseException) -> None:
     session.meta.status = status
     session.meta.exit_message = str(exc)[:2000] or "interrupted by the user"
     try:
-        session.append({"t": "end", "status": status, "message": session.meta.exit_message})
+        session.append(ev.End(status=status, message=session.meta.exit_message))
         session.save_meta()
     except SessionError:
         pass  # the session files cannot be written (a full disk): it stays as its last whole event left it

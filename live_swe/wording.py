@@ -114,3 +114,30 @@ def evolution_body(event: ev.ScaffoldChange | ev.ToolChange) -> list[str]:
     if isinstance(event, ev.ToolChange):
         return [event.why or ("ready for the next step" if event.kind == "registered" else "")]
     return ([f"reason: {event.reason}"] if event.reason else []) + ([f"why: {event.why}"] if event.why else [])
+
+
+# -- kernel-events: the demo's own progress lines ---------------------------------------------------------
+def demo_line(event: ev.Event) -> str | None:
+    """The line ``live-swe demo`` shows under the streamed reply, or None."""
+    match event:
+        case ev.Step():
+            return f"  -> [step {event.step}] exit code {event.returncode}"
+        case ev.FormatError():
+            return f"  -> [step {event.step}] format error: {event.reason}"
+        case ev.Note():
+            return f"live-swe: {event.text}"
+    return None
+
+
+def github_line(event: ev.Event) -> str | None:
+    """The line ``live-swe github resolve`` logs (the Action's log) for a step or a change, or None."""
+    match event:
+        case ev.Step():
+            return f"step {event.step} rc={event.returncode} $ {first_line(event.command)}"
+        case ev.FormatError():
+            return f"step {event.step}: format error"
+        case ev.ScaffoldChange():
+            return f"step {event.step}: scaffold {event.kind}"
+        case ev.ToolChange():
+            return f"step {event.step}: tool {event.kind} {event.name}".rstrip()
+    return None

@@ -159,7 +159,7 @@ from live_swe.runner import RunHooks, RunRequest, start_run
 script, repo, session_id, kind, needle = sys.argv[1:6]
 
 def observe(event):  # the moment to die: this event was just logged
-    if event.get("t") == kind and needle in json.dumps(event):
+    if event.get("t") == kind and needle in json.dumps(event.record()):
         os.kill(os.getpid(), signal.SIGKILL)
 
 hooks = RunHooks(model_factory=lambda name: ScriptedModel.from_path(script), observers=[observe])

@@ -109,3 +109,28 @@ def test_on_a_terminal_the_reasoning_comes_before_the_approval(git_repo, tmp_pat
     finally:
         proc.kill()
         os.close(main)
+
+
+def test_on_the_terminal_each_step_and_format_error_is_one_progress_line(git_repo, tmp_path, live_swe_home):
+    script = write_script(tmp_path / "s.yaml", ["no command here", bash_reply("echo hi > hi.txt\necho more"), SUBMIT])
+    out = cli("run", "-t", "say hi", "--repo", str(git_repo), "-m", f"scripted:{script}", "--yolo")
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert any(line.startswith("[step 1] format error: ") for line in lines), out.stderr
+    assert "[step 2] rc=0 $ echo hi > hi.txt" in lines  # the command's first line
+    assert "[step 3] rc=0 $ echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in lines
+
+
+def test_the_demo_shows_each_step_under_the_model_s_words(git_repo, capsys, live_swe_home):
+    from live_swe.cli.demo_cmd import _Printer
+    from live_swe.models.base import Reply
+    from live_swe.models.scripted import ScriptedModel
+    from live_swe.runner import RunHooks, RunRequest, start_run
+
+    printer = _Printer()
+    model = ScriptedModel([Reply("no command here"), Reply(bash_reply("echo hi")), Reply(SUBMIT)])
+    hooks = RunHooks(observers=[printer.event], model_factory=lambda name: model, on_token=printer.token)
+    assert start_run(RunRequest(task="say hi", model="scripted:test", repo=git_repo), hooks).status == "submitted"
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("  -> [step 1] format error: ") for line in lines), lines
+    assert "  -> [step 2] exit code 0" in lines and "  -> [step 3] exit code 0" in lines

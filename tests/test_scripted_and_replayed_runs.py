@@ -140,3 +140,27 @@ def test_replay_of_our_own_session_gives_the_same_patch(git_repo, tmp_path, acti
     assert replayed.steps == original.steps
     assert replayed.patch == original.patch
     assert replayed.session_id != original.session_id
+
+
+def test_replay_reads_a_log_with_unknown_kinds_and_damaged_lines(git_repo, tmp_path):
+    """A saved log may come from a newer live-swe or have been damaged: ``replay:`` skips what it cannot
+    read (a torn line, a message record without its message) and a kind it does not know, and replays
+    the rest to the same patch."""
+    from live_swe.models.replay import load_trajectory
+
+    original = run(git_repo, "scripted:test", scripted=ScriptedModel([Reply(bash_reply(FIX)), Reply(SUBMIT)]))
+    assert original.status == "submitted"
+    lines = (SessionStore.default().open(original.session_id).dir / "events.jsonl").read_text().splitlines()
+    first_reply = next(i for i, line in enumerate(lines) if '"role": "assistant"' in line)
+    damaged = lines[:first_reply] + [
+        json.dumps({"t": "from_a_newer_live_swe", "step": 1, "message": {"role": "assistant", "content": "x"}}),
+        '{"t": "message", "step": 1, "message": {"role": "assis',  # torn mid-line
+        json.dumps({"t": "message", "step": 1}),  # a message record without its message
+        json.dumps({"t": "message", "step": 1, "message": "not an object"}),
+    ] + lines[first_reply:]
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(damaged) + "\n")
+
+    assert [reply.content for reply in load_trajectory(path)] == [bash_reply(FIX), SUBMIT]
+    replayed = run(make_git_repo(tmp_path / "fresh", REPO_FILES), f"replay:{path}")
+    assert replayed.status == "submitted" and replayed.patch == original.patch

@@ -13,7 +13,7 @@ from live_swe.events import Event
 from live_swe.scaffolding.scaffold import Scaffold, discover_tools
 
 # Appends an event to the session log and tells the observers (Agent.emit).
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[Event | dict[str, Any]], None]  # dict: seams not yet typed
 
 
 class ScaffoldGuard(Protocol):

@@ -10,13 +10,13 @@ from typing import Any
 
 from jinja2 import TemplateError
 
+from live_swe import events as ev
 from live_swe.agent.interfaces import Approver, Hooks, NoHooks, Observer, ScaffoldGuard
 from live_swe.agent.limits import effective_limits
 from live_swe.agent.observation import output_context
 from live_swe.agent.parse import BASH_TOOL, FormatError, parse_action
 from live_swe.config import KernelLimits
 from live_swe.environments.base import Environment, EnvironmentError_, Output
-from live_swe.events import Event, parse
 from live_swe.infra.redact import redactor
 from live_swe.models.base import Model, ModelError, Reply, TokenSink
 from live_swe.scaffolding.context import template_context
@@ -117,15 +117,15 @@ class Agent:
             seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
-    def emit(self, event: Event | dict[str, Any]) -> None:
-        event = parse(event)
+    def emit(self, event: ev.Event | dict[str, Any]) -> None:
+        event = ev.parse(event)  # dict: seams not yet typed
         self.session.append(event)
         for observer in self.observers:
             observer(event)
 
     def add_message(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
-        self.emit({"t": "message", "step": self.step, "message": message})
+        self.emit(ev.Message(step=self.step, message=message))
 
     @property
     def limits(self) -> KernelLimits:
@@ -182,7 +182,7 @@ class Agent:
                 self.add_message({"role": "tool", "tool_call_id": call.get("id"), "content": "Submitted."})
         message = {"role": "user", "content": self._redact(FOLLOW_UP.format(task=task.strip()))}
         self.messages.append(message)
-        self.emit({"t": "message", "step": self.step, "message": message, "follow_up": True})
+        self.emit(ev.Message(step=self.step, message=message, follow_up=True))
 
     def run(self) -> RunResult:
         status, message = RunStatus.ERROR, ""
@@ -227,7 +227,7 @@ class Agent:
             patch = self.session.patch()
         else:
             self.session.write_patch(patch)
-        self.emit({"t": "end", "status": status, "message": message, "steps": self.step, "cost": self.cost})
+        self.emit(ev.End(status=status, message=message, steps=self.step, cost=self.cost))
         self.session.save_meta()
         return RunResult(meta.id, status, self.step, self.cost, patch, message, model=meta.model,
                          input_tokens=self.input_tokens, output_tokens=self.output_tokens)
@@ -263,8 +263,7 @@ class Agent:
         output, verdict = self._execute(command)
         if is_submission(output):
             self._checkpoint()  # the submitting command may have changed files too
-            self.emit({"t": "step", "step": self.step, "command": command, "returncode": 0, "cost": self.cost,
-                       "submitted": True})
+            self.emit(ev.Step(step=self.step, command=command, returncode=0, cost=self.cost, submitted=True))
             raise _Stop(RunStatus.SUBMITTED)
         self._checkpoint()
         observation = self._observation(output)
@@ -273,10 +272,8 @@ class Agent:
         notes += verdict.notes if verdict else []  # after the hooks: no hook can strip them
         observation = self._redact("\n\n".join([observation] + [n for n in notes if n]))
         self._reply_to(reply, observation)
-        self.emit({
-            "t": "step", "step": self.step, "command": command, "returncode": output.returncode,
-            "timed_out": output.timed_out, "cost": self.cost, "elapsed": round(self.elapsed, 3),
-        })
+        self.emit(ev.Step(step=self.step, command=command, returncode=output.returncode, timed_out=output.timed_out,
+                          cost=self.cost, elapsed=round(self.elapsed, 3)))
         # meta.json is rewritten only at start and end: steps and cost of a live or killed
         # session are read from the last step event (O(1) appends per step, nothing rewritten).
         if verdict and verdict.action:
@@ -294,7 +291,7 @@ class Agent:
         self.input_tokens += reply.usage.prompt_tokens
         self.output_tokens += reply.usage.completion_tokens
         if reply.note:
-            self.emit({"t": "note", "step": self.step, "text": reply.note})
+            self.emit(ev.Note(step=self.step, text=reply.note))
         self.add_message(reply.to_message())
         return reply
 
@@ -330,8 +327,8 @@ class Agent:
         approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
         if action == "stop" or self.approver is None:
             raise _Stop(RunStatus.CONTRACT_STOPPED, f"contract: {reason}")
-        self.emit({"t": "contract", "kind": "autonomy" if action == "reduce_autonomy" else "escalate",
-                   "step": self.step, "reason": reason})
+        self.emit(ev.ContractEvent(kind="autonomy" if action == "reduce_autonomy" else "escalate", step=self.step,
+                                   extra={"reason": reason}))
 
     def _contract_patch(self, patch: str) -> str:
         """The patch, with any hard violation the steps let through taken out; open soft violations
@@ -340,7 +337,8 @@ class Agent:
         try:
             cleaned = self.contracts.clean_patch(patch, self.step)
         except (EnvironmentError_, KeyboardInterrupt) as exc:
-            self.emit({"t": "contract", "kind": "final_revert", "step": self.step, "files": [], "error": str(exc)[:300]})
+            self.emit(ev.ContractEvent(kind="final_revert", step=self.step,
+                                       extra={"files": [], "error": str(exc)[:300]}))
             return ""  # a patch that could not be checked is not submitted
         return patch if cleaned is None else cleaned
 
@@ -352,7 +350,7 @@ class Agent:
         try:
             self.checkpoint_fn()
         except EnvironmentError_ as exc:
-            self.emit({"t": "checkpoint", "step": self.step, "error": str(exc)[:500]})
+            self.emit(ev.Checkpoint(step=self.step, error=str(exc)[:500]))
 
     def _refresh_system_message(self) -> None:
         """After a scaffold change that alters the system message (an edited system prompt, a tight-
@@ -371,7 +369,7 @@ class Agent:
         self._listed_tools = {t.name for t in scaffold.tools}
         if message["content"] != self.messages[0].get("content"):
             self.messages[0] = message
-            self.emit({"t": "system", "step": self.step, "message": message})
+            self.emit(ev.System(step=self.step, message=message))
 
     def _close_seams(self) -> None:
         """The guard checks what the last step left in the scaffold; hook workers stop."""
@@ -397,7 +395,7 @@ class Agent:
 
     def _on_format_error(self, reply: Reply, reason: str) -> None:
         self._format_errors += 1
-        self.emit({"t": "format_error", "step": self.step, "reason": reason, "consecutive": self._format_errors})
+        self.emit(ev.FormatError(step=self.step, reason=reason, consecutive=self._format_errors))
         if self._format_errors >= self.limits.max_format_errors:
             raise _Stop(RunStatus.FORMAT_ERROR, f"{self._format_errors} consecutive replies without exactly one action ({reason})")
         try:
@@ -410,8 +408,8 @@ class Agent:
         if self.approver is None:
             return command
         decision = self.approver(command)
-        self.emit({"t": "review", "step": self.step, "decision": decision.kind, "command": decision.command or command,
-                   "comment": decision.comment})
+        self.emit(ev.Review(step=self.step, decision=decision.kind, command=decision.command or command,
+                            comment=decision.comment))
         if decision.kind == "approve":
             return command
         if decision.kind == "edit" and decision.command.strip():

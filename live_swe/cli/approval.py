@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from live_swe.agent.interfaces import Decision
 from live_swe.cli.common import shown, terminal_safe
+from live_swe.events import Event, Message
 
 
 class TerminalApprover:
@@ -46,12 +47,11 @@ def thought_of(content: str) -> str:
     return text if len(text) <= THOUGHT_SHOWN else text[:THOUGHT_SHOWN] + " …"
 
 
-def show_thought(event: dict, say: Callable[[str], None] = print) -> None:
+def show_thought(event: Event, say: Callable[[str], None] = print) -> None:
     """An event observer: each reply's reasoning, so the person reads why before approving."""
-    message = event.get("message") if event.get("t") == "message" else None
-    if not isinstance(message, dict) or message.get("role") != "assistant":
+    if not isinstance(event, Message) or event.message.get("role") != "assistant":
         return
-    thought = thought_of(str(message.get("content") or ""))
+    thought = thought_of(str(event.message.get("content") or ""))
     if thought:
         indented = shown(thought).replace("\n", "\n  ")
         say(f"\nThe agent thinks:\n  {indented}")

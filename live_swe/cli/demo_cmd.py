@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -24,7 +23,9 @@ from live_swe.cli.common import (
     terminal_safe,
     with_archive_scaffolds,
 )
+from live_swe.events import Event
 from live_swe.infra.git import Git, Identity, init
+from live_swe.wording import demo_line
 
 DEMO_STEP_LIMIT = 20
 DEMO_TEST_COMMAND = ("python3", "-m", "unittest", "-q")
@@ -102,17 +103,14 @@ class _Printer:
             print("", file=sys.stderr)
         print(terminal_safe(text), end="", file=sys.stderr, flush=True)
 
-    def event(self, event: dict[str, Any]) -> None:
-        kind = event.get("t")
-        if kind in ("step", "format_error", "note") and self.streaming:
+    def event(self, event: Event) -> None:
+        line = demo_line(event)
+        if line is None:
+            return
+        if self.streaming:
             print("", file=sys.stderr)
             self.streaming = False
-        if kind == "step":
-            print(f"  -> [step {event['step']}] exit code {event['returncode']}", file=sys.stderr, flush=True)
-        elif kind == "format_error":
-            print(shown(f"  -> [step {event['step']}] format error: {event['reason']}"), file=sys.stderr, flush=True)
-        elif kind == "note":
-            print(shown(f"live-swe: {event['text']}"), file=sys.stderr, flush=True)
+        print(shown(line), file=sys.stderr, flush=True)
 
 
 @friendly

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -18,6 +17,8 @@ from live_swe.cli.common import (
     shown,
     with_archive_scaffolds,
 )
+from live_swe.events import Event
+from live_swe.wording import github_line
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
@@ -31,15 +32,10 @@ def _stderr(line: str) -> None:
     print(f"[live-swe] {shown(line)}", file=sys.stderr, flush=True)
 
 
-def _progress(event: dict[str, Any]) -> None:
-    kind = event.get("t")
-    if kind == "step":
-        command = (event.get("command") or "").splitlines()[0][:100] if event.get("command") else ""
-        _stderr(f"step {event['step']} rc={event.get('returncode')} $ {command}")
-    elif kind == "format_error":
-        _stderr(f"step {event.get('step')}: format error")
-    elif kind in ("scaffold", "tool"):
-        _stderr(f"step {event.get('step')}: {kind} {event.get('kind')} {event.get('name') or ''}".rstrip())
+def _progress(event: Event) -> None:
+    line = github_line(event)
+    if line is not None:
+        _stderr(line)
 
 
 @app.command("resolve")

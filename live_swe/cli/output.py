@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from live_swe.cli.common import fail, print_json
+from live_swe.events import Event
 
 FORMATS = ("text", "json", "stream-json")
 FORMAT_HELP = ("text (default), json (one object at the end; the same as --json) or stream-json (one JSON "
@@ -18,7 +19,7 @@ FORMAT_HELP = ("text (default), json (one object at the end; the same as --json)
 
 
 class RunOutput:
-    def __init__(self, as_json: bool, output_format: str | None, progress: Callable[[dict[str, Any]], None]):
+    def __init__(self, as_json: bool, output_format: str | None, progress: Callable[[Event], None]):
         chosen = output_format or ("json" if as_json else "text")
         if chosen not in FORMATS:
             fail(f"unknown output format {chosen!r}; use {', '.join(FORMATS)}")
@@ -33,22 +34,25 @@ class RunOutput:
         """JSON on stdout: nothing else may be printed there, and the terminal's lines stay off."""
         return self.format != "text"
 
-    def observers(self) -> list[Callable[[dict[str, Any]], None]]:
+    def observers(self) -> list[Callable[[Event], None]]:
         return {"text": [self._progress], "json": [], "stream-json": [_stream]}[self.format]
 
     def fields(self, result: dict[str, Any]) -> dict[str, Any]:
         """The end object: the result, and the run's measure (is_error: it did not submit)."""
+        from live_swe.session.store import RunStatus
+
         return {**result, "num_steps": result.get("steps", 0),
                 "duration_ms": int((time.monotonic() - self.started) * 1000),
-                "is_error": result.get("status") != "submitted"}
+                "is_error": result.get("status") != RunStatus.SUBMITTED}
 
     def final(self, result: dict[str, Any]) -> None:
         end = self.fields(result)
+        # the stream's closing object (no session event: it is never logged)
         _print_line({"t": "result", **end} if self.format == "stream-json" else end)
 
 
-def _stream(event: dict[str, Any]) -> None:
-    _print_line(event)
+def _stream(event: Event) -> None:
+    _print_line(event.record())  # the event as the session's log holds it
 
 
 def _print_line(data: dict[str, Any]) -> None:

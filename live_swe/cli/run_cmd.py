@@ -20,28 +20,19 @@ from live_swe.cli.common import (
 )
 from live_swe.cli.confinement import check_confinement
 from live_swe.cli.output import FORMAT_HELP, RunOutput
-from live_swe.contracts.report import event_line
+from live_swe.events import Event
 from live_swe.infra.stop_signals import stop_signals_interrupt
+from live_swe.wording import progress_line
 
 NETWORK_HELP = "Let the agent's commands use the network (local env; off by default, or sandbox.network in the config)."
 SANDBOX_HELP = ("bubblewrap (the default on --env local) or none: run the agent's commands, tools and hooks "
                 "unconfined on this machine.")
 
 
-def _progress(event: dict[str, Any]) -> None:
-    kind = event.get("t")
-    if kind == "step":
-        command = (event["command"].splitlines() or [""])[0][:100]
-        print(shown(f"[step {event['step']}] rc={event['returncode']} $ {command}"), file=sys.stderr)
-    elif kind == "format_error":
-        print(shown(f"[step {event['step']}] format error: {event['reason']}"), file=sys.stderr)
-    elif kind == "scaffold":
-        print(shown(f"[step {event.get('step')}] scaffold {event.get('kind')}: {event.get('summary', '')}"),
-              file=sys.stderr)
-    elif kind == "contract" and event_line(event):
-        print(shown(f"live-swe: {event_line(event)}"), file=sys.stderr)
-    elif kind == "note":
-        print(shown(f"live-swe: {event['text']}"), file=sys.stderr)
+def _progress(event: Event) -> None:
+    line = progress_line(event)
+    if line is not None:
+        print(shown(line), file=sys.stderr)
 
 
 def _approver(yolo: bool):

@@ -46,16 +46,17 @@ def list_sessions(as_json: bool = typer.Option(False, "--json")) -> None:
 def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """One session: task, model, status, steps, cost and patch."""
     from live_swe.evolution.history import evolution_summary
-    from live_swe.evolution.notes import CHANGE_WORDS
     from live_swe.grading.session import current_grade
     from live_swe.session.export import summary
     from live_swe.session.store import SessionStore
+    from live_swe.session.view import SessionView
+    from live_swe.wording import change_counts
 
     session = SessionStore.default().open(session_id)
-    events, problems = session.events()
-    data = summary(session, events, problems)
+    view = SessionView.read(session)
+    data = summary(session, view)
     data["grade"] = current_grade(session).to_json()
-    data.update(evolution_summary(session, events))
+    data.update(evolution_summary(session, view))
     if as_json:
         print_json(data)
         return
@@ -63,10 +64,8 @@ def show(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None
         print(shown(f"{key:>13}: {data[key]}"))
     print(shown(f"{'task':>13}: {data['task'].strip()}"))
     if "tools" in data:
-        changes = data["scaffold_changes"]
         print(shown(f"{'tools':>13}: {', '.join(data['tools']) or '-'}"))
-        counts = ", ".join(f"{sum(c['kind'] == kind for c in changes)} {word}" for kind, word in CHANGE_WORDS.items())
-        print(f"{'scaffold':>13}: {counts} (`live-swe sessions log {data['id']}`)")
+        print(f"{'scaffold':>13}: {change_counts(view.scaffold_changes)} (`live-swe sessions log {data['id']}`)")
     if data.get("grade"):
         from live_swe.grading.grade import Grade
         from live_swe.grading.report import headline
@@ -113,24 +112,18 @@ def export(
 @friendly
 def scaffold_log(session_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """One line per scaffold change: step, accepted or not, files, the agent's reason (and why not)."""
-    from live_swe.evolution.history import scaffold_changes
-    from live_swe.evolution.notes import CHANGE_WORDS
     from live_swe.session.store import SessionStore
+    from live_swe.session.view import SessionView, change_json
+    from live_swe.wording import change_log_line
 
-    changes = scaffold_changes(SessionStore.default().open(session_id).events()[0])
+    changes = SessionView.read(SessionStore.default().open(session_id)).scaffold_changes
     if as_json:
-        print_json(changes)
+        print_json([change_json(change) for change in changes])
         return
     if not changes:
         print(f"session {session_id} made no scaffold changes")
     for change in changes:
-        label = CHANGE_WORDS.get(change["kind"], change["kind"])
-        rev = (change["rev"] or "")[:8]
-        line = f"step {change['step']:>4}  {label:<11} {rev:<8}  {', '.join(change['files']) or '-'}"
-        line += f"  — {change['reason']}" if change["reason"] else ""
-        if change["why"]:
-            line += f"  [{change['why']}]"
-        print(shown(" ".join(line.split("\n"))))
+        print(shown(change_log_line(change)))
 
 
 @app.command("diff")

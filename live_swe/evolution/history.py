@@ -26,6 +26,7 @@ from live_swe.errors import UserError
 from live_swe.infra import files
 from live_swe.infra.git import Git, GitFailed, init
 from live_swe.scaffolding.scaffold import TOOL_NAME_RE, ScaffoldError, load_policy
+from live_swe.session.view import SessionView, change_json
 
 _AUTHOR = "live-swe"
 _EMAIL = "live-swe@localhost"
@@ -287,26 +288,10 @@ def registered_tools(session) -> list[str]:
     return sorted(names)
 
 
-def scaffold_changes(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "step": e.get("step"),
-            "files": list(e.get("files") or []),
-            "accepted": e.get("kind") == "commit",
-            "reason": e.get("reason", ""),
-            "kind": e.get("kind"),
-            "why": e.get("why", ""),
-            "rev": e.get("rev", ""),
-        }
-        for e in events
-        if e.get("t") == "scaffold"
-    ]
-
-
-def evolution_summary(session, events: list[dict[str, Any]]) -> dict[str, Any]:
+def evolution_summary(session, view: SessionView) -> dict[str, Any]:
     """What ``sessions show --json`` adds: registered tools and the list of scaffold changes."""
     try:
         tools = registered_tools(session)
     except HistoryError:
-        tools = sorted({e["name"] for e in events if e.get("t") == "tool" and e.get("kind") == "registered"})
-    return {"tools": tools, "scaffold_changes": scaffold_changes(events)}
+        tools = view.tools_registered
+    return {"tools": tools, "scaffold_changes": [change_json(c) for c in view.scaffold_changes]}

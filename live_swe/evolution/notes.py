@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from live_swe.wording import CHANGE_WORDS  # noqa: F401 - read from here by callers not yet moved to wording
-
 NOTES = {
     # a step's changes
     "tool_registered": "Scaffold: tool `{name}` registered: {description} (usage: `{usage}`). It is on your PATH "

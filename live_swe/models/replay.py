@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.infra.jsonl import read_jsonl
 from live_swe.models.base import ModelError, Reply, ToolCall
 from live_swe.models.scripted import ScriptedModel
@@ -41,7 +42,7 @@ def load_trajectory(path: Path) -> list[Reply]:
     if not path.exists():
         raise ModelError(f"replay model: {path} does not exist")
     if path.suffix == ".jsonl":
-        messages = [event["message"] for event in read_jsonl(path) if event.get("t") == "message"]
+        messages = [e.message for e in ev.parse_all(read_jsonl(path)) if isinstance(e, ev.Message)]
     else:
         try:
             data = json.loads(path.read_text())

@@ -14,6 +14,7 @@ from live_swe.errors import UserError
 from live_swe.infra import files
 from live_swe.infra.redact import redactor
 from live_swe.session.store import RunStatus, Session, SessionError
+from live_swe.session.view import SessionView
 
 SESSION_FILES = ("meta.json", "events.jsonl", "patch.diff")
 
@@ -28,14 +29,11 @@ _MINI_STATUS = {
 }
 
 
-def summary(session: Session, events: list[dict[str, Any]] | None = None,
-            problems: list[str] | None = None) -> dict[str, Any]:
+def summary(session: Session, view: SessionView | None = None) -> dict[str, Any]:
     """What the session's own files say; ``sessions show`` adds the grade and the scaffold's
     evolution, which layers above this one read."""
     meta = session.meta
-    if events is None:
-        events, problems = session.events()
-    steps = [e for e in events if e.get("t") == "step"]
+    view = view or SessionView.read(session)
     data = {
         "id": meta.id,
         "status": meta.status,
@@ -45,34 +43,34 @@ def summary(session: Session, events: list[dict[str, Any]] | None = None,
         "image": meta.image,
         "repo": meta.repo,
         "scaffold_ref": meta.scaffold_ref,
-        "steps": max(meta.steps, max((e.get("step", 0) for e in steps), default=0)),
-        "cost": max(meta.cost, steps[-1].get("cost", 0.0) if steps else 0.0),
-        "elapsed": meta.elapsed,
+        "steps": view.steps,
+        "cost": view.cost,
+        "elapsed": view.elapsed,
         "created_at": meta.created_at,
         "updated_at": meta.updated_at,
         "exit_message": meta.exit_message,
         "patch": session.patch(),
-        "log_problems": problems or [],
+        "log_problems": list(view.problems),
     }
-    data["contract"] = contract_report(events, data["steps"])
+    data["contract"] = contract_report(view.records(), data["steps"])
     return data
 
 
 def mini_trajectory(session: Session) -> dict[str, Any]:
-    messages = [e["message"] for e in session.iter_events("message")]
+    view = SessionView.read(session)
     meta = session.meta
     return {
         "info": {
             "model_stats": {
-                "instance_cost": meta.cost,
-                "api_calls": sum(1 for m in messages if m.get("role") == "assistant"),
+                "instance_cost": view.cost,
+                "api_calls": view.replies,
             },
             "config": {"model": {"model_name": meta.model}, "agent_type": "live_swe"},
             "live_swe_version": __version__,
             "exit_status": _MINI_STATUS.get(meta.status, meta.status),
             "submission": session.patch(),
         },
-        "messages": messages,
+        "messages": view.messages,
         "trajectory_format": "mini-swe-agent-1.1",
     }
 

@@ -134,7 +134,7 @@ class Session:
     def append(self, event: Event | dict[str, Any]) -> None:
         """Append one event line, redacted, with one ``write`` to the OS (survives ``kill -9`` of this
         process). A write that fails (a full disk) is taken back whole: the log never keeps half a line."""
-        record = event.record() if isinstance(event, Event) else event
+        record = event.record() if isinstance(event, Event) else event  # dict: writers not yet typed
         line = (self.redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n").encode("utf-8")
         with self._writing(self.events_path):
             if self._log is None:
@@ -218,11 +218,6 @@ class Session:
             events, bad = parse_objects(handle)
         problems = [f"{self.events_path}:{number}: {kind} line skipped" for number, kind in bad]
         return events, problems
-
-    def iter_events(self, kind: str) -> Iterator[dict[str, Any]]:
-        for event in self.events()[0]:
-            if event.get("t") == kind:
-                yield event
 
     def patch(self) -> str:
         try:

@@ -10,16 +10,20 @@ count only where they are lower, and the repository must still hold the starting
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from live_swe import events as ev
 from live_swe.config import KernelLimits, budget_amount
 from live_swe.errors import UserError
 from live_swe.infra.git import Git, GitFailed
 from live_swe.session.store import Session
+
+E = TypeVar("E", bound=ev.Event)
 
 
 @dataclass(frozen=True)
@@ -43,26 +47,25 @@ class StartRecord:
 
 def record_start(session: Session, *, repo: Path | None, env: str, image: str | None, repo_dir: str, model: str,
                  limits: KernelLimits, sandbox: dict[str, Any] | None = None, api_base: str | None = None) -> None:
-    session.append({"t": "session", "repo": str(repo) if repo else None, "env": env, "image": image,
-                    "repo_dir": repo_dir, "model": model, "limits": limits.model_dump(), "sandbox": sandbox,
-                    "api_base": api_base})
+    session.append(ev.SessionStarted(repo=str(repo) if repo else None, env=env, image=image, repo_dir=repo_dir,
+                                     model=model, limits=limits.model_dump(), sandbox=sandbox, api_base=api_base))
 
 
 def record_confinement(session: Session, sandbox: dict[str, Any]) -> None:
     """The person changed the confinement on resume (``--sandbox``, ``--network``)."""
-    session.append({"t": "confinement", "sandbox": sandbox})
+    session.append(ev.Confinement(sandbox=sandbox))
 
 
 def record_follow_up(session: Session, task: str, limits: KernelLimits) -> None:
     """The person asked for more in the same conversation; ``limits`` hold from now on (a follow-up
     gets budgets of its own on top of what the conversation has spent)."""
-    session.append({"t": "follow_up", "task": task, "limits": limits.model_dump()})
+    session.append(ev.FollowUp(task=task, limits=limits.model_dump()))
 
 
-def started_limits(events: list[dict[str, Any]], start: StartRecord) -> KernelLimits:
+def started_limits(events: Iterable[ev.Event], start: StartRecord) -> KernelLimits:
     """The budgets the session started with: what each follow-up turn gets again."""
-    record = next((e for e in events if e.get("t") == "session"), None)
-    return (_limits(record.get("limits", {})) if record else None) or start.limits
+    record = _first(events, ev.SessionStarted)
+    return (_limits(record.limits) if record else None) or start.limits
 
 
 def turn_limits(per_turn: KernelLimits, steps: int, cost: float, elapsed: float) -> KernelLimits:
@@ -75,31 +78,32 @@ def turn_limits(per_turn: KernelLimits, steps: int, cost: float, elapsed: float)
 
 
 def record_base(session: Session, commit: str) -> None:
-    session.append({"t": "base", "commit": commit})
+    session.append(ev.Base(commit=commit))
 
 
-def trusted_start(session: Session, events: list[dict[str, Any]]) -> StartRecord:
+def trusted_start(session: Session, events: Iterable[ev.Event | dict[str, Any]]) -> StartRecord:
     """The session's start as the kernel recorded it. Raises UserError when meta.json disagrees."""
     meta = session.meta
-    record = next((e for e in events if e.get("t") == "session"), None)
-    base = next((e.get("commit") for e in events if e.get("t") == "base"), None)
+    events = [ev.parse(e) for e in events]  # dict: a reader not yet typed (the TUI)
+    record = _first(events, ev.SessionStarted)
+    base = next((e.commit or None for e in events if isinstance(e, ev.Base)), None)
     meta_limits = _limits(meta.extra.get("limits", {}))
     if record is None:
         return StartRecord(meta.repo, meta.env, meta.image, meta.extra.get("repo_dir", "/testbed"), meta.model,
                            meta_limits or KernelLimits(), meta.base_commit, recorded=False,
                            sandbox=meta.extra.get("sandbox"), api_base=meta.extra.get("api_base"))
-    sandbox = record.get("sandbox")
-    limits = _limits(record.get("limits", {})) or KernelLimits()
+    sandbox = record.sandbox
+    limits = _limits(record.limits) or KernelLimits()
     for event in events:
-        if event.get("t") == "confinement":
-            sandbox = {**(sandbox or {}), **(event.get("sandbox") or {})}
-        elif event.get("t") == "follow_up":
-            limits = _limits(event.get("limits", {})) or limits
-    start = StartRecord(record.get("repo"), record.get("env", "local"), record.get("image"),
-                        record.get("repo_dir", "/testbed"), record.get("model", meta.model),
+        match event:
+            case ev.Confinement():
+                sandbox = {**(sandbox or {}), **event.sandbox}
+            case ev.FollowUp():
+                limits = _limits(event.limits) or limits
+    start = StartRecord(record.repo, record.env, record.image, record.repo_dir, record.model or meta.model,
                         _lower(limits, meta_limits), base, recorded=True,
                         sandbox=sandbox if sandbox is not None else meta.extra.get("sandbox"),
-                        api_base=record.get("api_base", meta.extra.get("api_base")))
+                        api_base=record.api_base)
     said = {"repo": meta.repo, "env": meta.env, "image": meta.image, "model": meta.model,
             "repo_dir": meta.extra.get("repo_dir", start.repo_dir), "base_commit": meta.base_commit or base}
     for key, value in said.items():
@@ -120,6 +124,10 @@ def check_same_repository(repo: Path, base_commit: str, session_id: str) -> None
     if not found:
         raise UserError(f"{repo} is not the repository session {session_id} started in (its starting commit "
                         f"{base_commit[:12]} is not there); resume it in that repository, or start a new session")
+
+
+def _first(events: Iterable[ev.Event], kind: type[E]) -> E | None:
+    return next((e for e in events if isinstance(e, kind)), None)
 
 
 def _limits(data: Any) -> KernelLimits | None:
