@@ -81,10 +81,10 @@ def record_base(session: Session, commit: str) -> None:
     session.append(ev.Base(commit=commit))
 
 
-def trusted_start(session: Session, events: Iterable[ev.Event | dict[str, Any]]) -> StartRecord:
+def trusted_start(session: Session, events: Iterable[ev.Event]) -> StartRecord:
     """The session's start as the kernel recorded it. Raises UserError when meta.json disagrees."""
     meta = session.meta
-    events = [ev.parse(e) for e in events]  # dict: a reader not yet typed (the TUI)
+    events = list(events)
     record = _first(events, ev.SessionStarted)
     base = next((e.commit or None for e in events if isinstance(e, ev.Base)), None)
     meta_limits = _limits(meta.extra.get("limits", {}))

@@ -70,7 +70,7 @@ class SessionView:
     # -- the conversation
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return [e.message for e in self.of_kind(ev.Message)]
+        return [e.message for e in self.of_kind(ev.Message) if e.message]  # {}: a damaged record
 
     @property
     def replies(self) -> int:

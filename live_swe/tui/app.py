@@ -32,6 +32,7 @@ from live_swe.runner import RunHooks, RunRequest, resume_run, start_run
 from live_swe.session.baseline import changes_not_in
 from live_swe.session.store import RunStatus, SessionError, SessionStore, new_session_id
 from live_swe.session.trust import trusted_start
+from live_swe.session.view import SessionView
 from live_swe.tui.bridge import (
     AgentBridge,
     AgentEvent,
@@ -349,8 +350,8 @@ class LiveSweApp(App):
             return
         try:
             session = self.store.open(session_id)
-            events, _problems = session.events()
-            start = trusted_start(session, events)  # where the session started, not what meta.json says now
+            view = SessionView.read(session)
+            start = trusted_start(session, view.events)  # where the session started, not what meta.json says now
         except (UserError, SessionError) as exc:
             self.notify(str(exc), severity="error", timeout=15)
             return
@@ -368,11 +369,11 @@ class LiveSweApp(App):
                     if not set_aside:
                         self.notify("Nothing was run; commit or stash your changes, or set them aside here.")
                     elif self._set_aside_for_resume(session, start):
-                        self._resume_now(session, start, events)
+                        self._resume_now(session, start, view)
 
                 self.push_screen(DirtyTreeScreen(theirs), decided)
                 return
-        self._resume_now(session, start, events)
+        self._resume_now(session, start, view)
 
     def _changes_since(self, session, start) -> list[str]:
         """Uncommitted changes in the repository that are not the session's own work: in a container
@@ -396,14 +397,14 @@ class LiveSweApp(App):
         self.notify("Your uncommitted changes are set aside (git stash) and come back after the run.")
         return True
 
-    def _resume_now(self, session, start, events) -> None:
+    def _resume_now(self, session, start, view: SessionView) -> None:
         meta = session.meta
         session_id = session.id
         self.model_name = start.model
         self.session_id = session_id
         self.instructions = None
         self._reset_run_view(meta.task)
-        for event in ev.parse_all(events):  # what happened before, as it was shown then
+        for event in view.events:  # what happened before, as it was shown then
             self._show_event(event)
         self._elapsed = meta.elapsed
 
