@@ -12,16 +12,18 @@ the task, which names the metric to aim at, the weakest across the failures.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from live_swe import events as ev
 from live_swe.grading.aggregate import aim, mean_scores
 from live_swe.grading.grade import Grade
 from live_swe.grading.metrics import LABELS, QUESTIONS, SHORT
 from live_swe.grading.report import SEVERITY, score_text, steps_text
-from live_swe.grading.session import grade_session_dir
+from live_swe.grading.session import grade_session_dir, open_session_dir
 from live_swe.infra.jsonl import read_jsonl
+from live_swe.session.store import SessionError, SessionMeta
+from live_swe.session.view import SessionView
 
 MAX_TRAJECTORIES = 4
 LAST_COMMANDS = 6
@@ -53,35 +55,37 @@ def _clip(text: str, limit: int = EXCERPT) -> str:
 def read_trajectory(instance_id: str, session_dir: Path) -> Trajectory:
     """Summarise one session directory (missing or partial logs give a partial summary)."""
     trajectory = Trajectory(instance_id)
-    session_dir = Path(session_dir)
     try:
-        meta = json.loads((session_dir / "meta.json").read_text())
-        trajectory.task = meta.get("task", "")
-        trajectory.status = meta.get("status", "unknown")
-        trajectory.exit_message = meta.get("exit_message", "")
-        trajectory.steps = int(meta.get("steps", 0))
-    except (OSError, ValueError):
+        view = SessionView.read(open_session_dir(session_dir))
+    except (SessionError, OSError):
         trajectory.exit_message = "no readable session metadata"
-    for event in read_jsonl(session_dir / "events.jsonl"):
-        kind = event.get("t")
-        if kind == "step" and "command" in event:
-            code = int(event.get("returncode", 0) or 0)
-            trajectory.commands.append((event["command"], code))
-            trajectory.failed_commands += code != 0
-            trajectory.timeouts += bool(event.get("timed_out"))
-        elif kind == "format_error":
-            trajectory.format_errors.append(str(event.get("reason", "")))
-        elif kind == "scaffold" and event.get("kind") in ("reject", "rollback"):
-            trajectory.refused_changes.append(f"{event.get('kind')}: {event.get('why', '')}")
-        elif kind == "tool" and event.get("kind") == "refused":
-            trajectory.refused_changes.append(f"tool {event.get('name')} refused: {event.get('why', '')}")
-        elif kind == "message":
-            message = event.get("message") or {}
-            if message.get("role") in ("user", "tool"):
-                trajectory.last_observation = str(message.get("content") or "")
-    patch = session_dir / "patch.diff"
+        view = SessionView(SessionMeta(id=Path(session_dir).name, task="", model="", status="unknown"),
+                           ev.parse_all(read_jsonl(Path(session_dir) / "events.jsonl")))
+    else:
+        trajectory.task, trajectory.status = view.meta.task, view.status
+        trajectory.exit_message, trajectory.steps = view.meta.exit_message, view.steps
+    for event in view.events:
+        _note_event(trajectory, event)
+    patch = Path(session_dir) / "patch.diff"
     trajectory.submitted_patch_chars = len(patch.read_text(errors="replace")) if patch.exists() else 0
     return trajectory
+
+
+def _note_event(trajectory: Trajectory, event: ev.Event) -> None:
+    match event:
+        case ev.Step():
+            code = event.returncode or 0
+            trajectory.commands.append((event.command, code))
+            trajectory.failed_commands += code != 0
+            trajectory.timeouts += event.timed_out
+        case ev.FormatError():
+            trajectory.format_errors.append(event.reason)
+        case ev.ScaffoldChange() if event.kind in ("reject", "rollback"):
+            trajectory.refused_changes.append(f"{event.kind}: {event.why}")
+        case ev.ToolChange() if event.kind == "refused":
+            trajectory.refused_changes.append(f"tool {event.name} refused: {event.why}")
+        case ev.Message() if event.message.get("role") in ("user", "tool"):
+            trajectory.last_observation = str(event.message.get("content") or "")
 
 
 def describe_grade(grade: Grade) -> list[str]:

@@ -292,7 +292,7 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
             record_base(session, meta.base_commit)
         if start.env == "docker":
             _restore_container_work(session, env)
-        agent = _agent(session, env, model, limits, hooks, recorded_contract(view.records()))
+        agent = _agent(session, env, model, limits, hooks, recorded_contract(view.contract_events))
         return _go_on(agent, model, view, follow_up)
     except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
         _record_failure(session, exc)

@@ -141,3 +141,17 @@ def github_line(event: ev.Event) -> str | None:
         case ev.ToolChange():
             return f"step {event.step}: tool {event.kind} {event.name}".rstrip()
     return None
+
+
+# -- the pull request's body
+def change_markdown(change: ev.ScaffoldChange, flatten) -> str:
+    """A scaffold change as a line of the pull request's body; ``flatten`` makes agent-written text one
+    harmless Markdown line (``live_swe.github.summary.one_line``)."""
+    files = ", ".join(flatten(f, 80) for f in change.files) or "no files listed"
+    step = f"step {change.step}" if change.step is not None else "a step"
+    if change.kind == "commit":
+        rev = change.rev[:10]
+        why = f": {flatten(change.reason)}" if change.reason else ""
+        return f"- committed at {step} ({files}){f' `{rev}`' if rev else ''}{why}"
+    verb = "refused by the gates" if change.kind == "reject" else "rolled back"
+    return f"- {verb} at {step} ({files}): {flatten(change.why or change.reason)}"

@@ -13,6 +13,7 @@ import pytest
 from conftest import SUBMIT, bash_reply, run_git, write_script
 from fake_github import FakeGitHub
 
+from live_swe import events as ev
 from live_swe.github import progress
 from live_swe.github.api import GitHubClient, GitHubError
 from live_swe.github.gitops import GitError, auth_config
@@ -124,12 +125,12 @@ def test_summary_lists_tools_and_scaffold_changes_from_the_session(fake, world):
     origin, checkout = world
 
     def evolve(agent):  # the events the evolution module writes
-        agent.emit({"t": "tool", "kind": "registered", "step": 1, "name": "findsym"})
-        agent.emit({"t": "tool", "kind": "refused", "step": 1, "name": "badtool", "why": "no usage line"})
-        agent.emit({"t": "scaffold", "kind": "commit", "step": 2, "files": ["prompts/system.j2"],
-                    "reason": "shorter prompt @everyone", "rev": "abcdef1234567890"})
-        agent.emit({"t": "scaffold", "kind": "reject", "step": 3, "files": ["scaffold.yaml"],
-                    "reason": "more steps", "why": "limits may only be tightened"})
+        agent.emit(ev.ToolChange(kind="registered", step=1, name="findsym"))
+        agent.emit(ev.ToolChange(kind="refused", step=1, name="badtool", why="no usage line"))
+        agent.emit(ev.ScaffoldChange(kind="commit", step=2, files=["prompts/system.j2"],
+                                     reason="shorter prompt @everyone", rev="abcdef1234567890"))
+        agent.emit(ev.ScaffoldChange(kind="reject", step=3, files=["scaffold.yaml"], reason="more steps",
+                                     why="limits may only be tightened"))
 
     resolve(fake, checkout, [FIX, SUBMIT], on_agent=evolve)
     body = fake.pulls[0]["body"]

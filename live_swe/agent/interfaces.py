@@ -13,7 +13,7 @@ from live_swe.events import Event
 from live_swe.scaffolding.scaffold import Scaffold, discover_tools
 
 # Appends an event to the session log and tells the observers (Agent.emit).
-Emit = Callable[[Event | dict[str, Any]], None]  # dict: seams not yet typed
+Emit = Callable[[Event], None]
 
 
 class ScaffoldGuard(Protocol):

@@ -117,8 +117,7 @@ class Agent:
             seam.attach(self.emit)  # seams that log (scaffold commits, hook fallbacks) log through the agent
 
     # -- events
-    def emit(self, event: ev.Event | dict[str, Any]) -> None:
-        event = ev.parse(event)  # dict: seams not yet typed
+    def emit(self, event: ev.Event) -> None:
         self.session.append(event)
         for observer in self.observers:
             observer(event)

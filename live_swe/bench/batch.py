@@ -43,6 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.bench.faults import (
     ENGINE_RETRIES,
     ENGINE_WAIT_S,
@@ -407,10 +408,10 @@ class _Batch:
         if not self.engine.watch.wait(self.stop):  # queued instances wait for an engine that went away
             raise _Interrupted() if self.stop.is_set() else _EngineGone()
 
-        def observe(event: dict[str, Any]) -> None:
+        def observe(event: ev.Event) -> None:
             # Everything the agent logs until its end event is agent time (its last replies
             # included, when they were format errors); after it come the patch and teardown.
-            if event.get("t") == "end":
+            if isinstance(event, ev.End):
                 marks["end"] = time.monotonic()
             elif "agent" in marks:
                 marks["last_step"] = time.monotonic()

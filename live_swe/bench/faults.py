@@ -21,10 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.environments._docker_engine import _engine_address
 from live_swe.environments.base import EnvironmentError_
 from live_swe.models.base import ModelError
-from live_swe.session.store import SessionError, SessionStore
+from live_swe.session.store import RunStatus, SessionError, SessionStore
 
 # engine: the Docker engine stopped answering; missing_image: the instance's image is not here;
 # environment: its container or repository failed; model: the model failed (provider, replies);
@@ -104,21 +105,21 @@ def mark_stale_sessions(sessions_dir: Path) -> list[dict[str, Any]]:
     for directory in sorted(sessions_dir.iterdir()):
         try:
             meta = json.loads((directory / "meta.json").read_text())
-            if meta.get("status") != "running":
+            if meta.get("status") != RunStatus.RUNNING:
                 continue
             session = store.open(directory.name)
         except (OSError, ValueError, SessionError):
             continue  # not a session, or one `sessions list` already reports as damaged
         try:
-            session.append({"t": "end", "status": "interrupted", "message": STALE, "stale": True,
-                            "steps": session.meta.steps, "cost": session.meta.cost})
-            session.meta.status, session.meta.exit_message = "interrupted", STALE
+            session.append(ev.End(status=RunStatus.INTERRUPTED, message=STALE, steps=session.meta.steps,
+                                  cost=session.meta.cost, extra={"stale": True}))
+            session.meta.status, session.meta.exit_message = RunStatus.INTERRUPTED, STALE
             session.save_meta()
         finally:
             session.close()
         bench = (session.meta.extra or {}).get("bench") or {}
         records.append({
-            "instance_id": bench.get("instance_id") or directory.name, "status": "interrupted", "finished": False,
+            "instance_id": bench.get("instance_id") or directory.name, "status": RunStatus.INTERRUPTED, "finished": False,
             "reason": STALE, "session": directory.name, "steps": session.meta.steps, "cost": session.meta.cost,
             "image": session.meta.image, "model": session.meta.model, "stale": True,
             "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -1,7 +1,7 @@
 """The contract at work in one session: checks before and after each command, enforcement of hard
 rules (refuse before, revert after), recovery of soft ones, and an event for each result that matters.
 
-Events are plain dicts, ``{"t": "contract", "kind": ..., "step": ..., "rule": ..., "severity": ...}``:
+Events are ``ContractEvent`` (``live_swe.events``; on disk ``{"t": "contract", "kind": ..., "step": ...}``):
 ``loaded``; ``blocked`` (a command refused), ``reverted`` (a change undone), ``masked`` (a secret hidden
 from the observation), ``violated`` (a hard rule broken that could not be contained); ``detected``,
 ``recovery``, ``recovered`` (with ``within`` steps), ``fallback`` and ``persistent`` for soft rules;
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.command_safety import is_harmless
 from live_swe.contracts import diffs
 from live_swe.contracts.commands import Reader
@@ -26,7 +27,13 @@ from live_swe.contracts.revert import restore_files
 from live_swe.contracts.secrets import SecretFinder, mask_formats
 from live_swe.environments.base import Environment
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[ev.Event], None]
+
+
+def contract_event(kind: str, *, step: int | None = None, rule: str | None = None, severity: str | None = None,
+                   **fields: Any) -> ev.ContractEvent:
+    """A contract event; the fields its kind carries beyond these go into ``extra`` (same record on disk)."""
+    return ev.ContractEvent(kind=kind, step=step, rule=rule, severity=severity, extra=fields)
 
 
 @dataclass
@@ -92,7 +99,7 @@ class ContractEngine:
         self.contract = merge([self.base_contract, extra], name=self.base_contract.name + "+scaffold") \
             if extra is not None else self.base_contract
         self._split()
-        self.emit({"t": "contract", "kind": "loaded", "source": "scaffold", "rules": len(self.contract.rules())})
+        self.emit(contract_event("loaded", source="scaffold", rules=len(self.contract.rules())))
 
     def start(self) -> None:
         """A run begins. The diff it starts from (the person's own changes, or a resumed session's) is
@@ -228,7 +235,7 @@ class ContractEngine:
             self._read_patch()
             self._measure()
             if error:
-                self.emit({"t": "contract", "kind": "revert_failed", "step": step, "error": error})
+                self.emit(contract_event("revert_failed", step=step, error=error))
             for kind, rule, culprits in to_undo:
                 self._event("violated" if error else "reverted", step, rule, kind, fields, files=culprits)
                 verdict.notes.append(f"{NOTE_PREFIX} {rule.message or rule.id} ({rule.id}); " + (
@@ -258,8 +265,8 @@ class ContractEngine:
             if not self._broken(rule, fields):
                 if state is not None and holds(rule.check, fields):
                     del self._open[rule.id]
-                    self.emit({"t": "contract", "kind": "recovered", "step": step, "rule": rule.id, "severity": "soft",
-                               "within": step - state.since, "in_window": step - state.since <= rec.k})
+                    self.emit(contract_event("recovered", step=step, rule=rule.id, severity="soft",
+                                            within=step - state.since, in_window=step - state.since <= rec.k))
                 continue
             if state is None:
                 state = self._open[rule.id] = _Open(since=step)
@@ -269,8 +276,8 @@ class ContractEngine:
             if state.attempts < rec.max_attempts and step - state.since < rec.k:
                 state.attempts += 1
                 strategy = rule.recovery
-                self.emit({"t": "contract", "kind": "recovery", "step": step, "rule": rule.id, "severity": "soft",
-                           "strategy": strategy, "attempt": state.attempts})
+                self.emit(contract_event("recovery", step=step, rule=rule.id, severity="soft", strategy=strategy,
+                                        attempt=state.attempts))
                 note = f"{NOTE_PREFIX} {rule.message or rule.id} (soft rule {rule.id}, correction {state.attempts} of {rec.max_attempts})."
                 if hold:
                     verdict.refusal = (verdict.refusal + "\n" if verdict.refusal else "") + \
@@ -281,8 +288,7 @@ class ContractEngine:
                     _escalate(verdict, strategy, f"soft rule {rule.id}: {rule.message}")
             else:
                 state.fell_back = True
-                self.emit({"t": "contract", "kind": "fallback", "step": step, "rule": rule.id, "severity": "soft",
-                           "fallback": rec.fallback})
+                self.emit(contract_event("fallback", step=step, rule=rule.id, severity="soft", fallback=rec.fallback))
                 if rec.fallback != "continue":
                     _escalate(verdict, rec.fallback, f"soft rule {rule.id} not restored: {rule.message}")
         return verdict
@@ -300,20 +306,18 @@ class ContractEngine:
             return None
         earlier = list({id(s): s for p, s in self._initial.items() if p in bad}.values())
         error = restore_files(self.env, self.base, sorted(set(bad)), earlier)
-        self.emit({"t": "contract", "kind": "final_revert", "step": step, "files": sorted(set(bad)),
-                   **({"error": error} if error else {})})
+        self.emit(contract_event("final_revert", step=step, files=sorted(set(bad)), **({"error": error} if error else {})))
         return self.patch_fn()
 
     def close(self, step: int) -> None:
         for rule_id, state in self._open.items():
-            self.emit({"t": "contract", "kind": "persistent", "step": step, "rule": rule_id, "severity": "soft",
-                       "since": state.since})
+            self.emit(contract_event("persistent", step=step, rule=rule_id, severity="soft", since=state.since))
         self._open.clear()
 
     def _event(self, kind: str, step: int, rule: Rule, severity: str, fields: dict[str, Any], **extra) -> None:
         shown = {f: fields.get(f) for f in sorted(rule.fields()) if f in fields and f != "command"}
-        self.emit({"t": "contract", "kind": kind, "step": step, "rule": rule.id, "severity": severity,
-                   "message": rule.message, "fields": _short(shown), **extra})
+        self.emit(contract_event(kind, step=step, rule=rule.id, severity=severity, message=rule.message,
+                                fields=_short(shown), **extra))
 
 
 def _escalate(verdict: Verdict, action: str, reason: str) -> None:

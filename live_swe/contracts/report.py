@@ -9,27 +9,28 @@ the figures of the Agent Behavioral Contracts paper as we compute them:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-CONTAINED = ("blocked", "reverted", "masked")
-HARD_KINDS = CONTAINED + ("violated",)
+from live_swe import events as ev
+from live_swe.wording import CONTAINED, HARD_KINDS, VIOLATION_KINDS, contract_line
 
 
-def contract_report(events: list[dict[str, Any]], steps: int) -> dict[str, Any] | None:
-    mine = [e for e in events if e.get("t") == "contract"]
+def contract_report(events: Iterable[ev.Event], steps: int) -> dict[str, Any] | None:
+    mine = [e for e in events if isinstance(e, ev.ContractEvent)]
     if not mine:
         return None
-    hard = [e for e in mine if e.get("kind") in HARD_KINDS]
-    detected = [e for e in mine if e.get("kind") == "detected"]
-    recovered = [e for e in mine if e.get("kind") == "recovered"]
-    persistent = [e for e in mine if e.get("kind") == "persistent"]
-    in_window = [e for e in recovered if e.get("in_window")]
-    blocked = sum(e["kind"] in CONTAINED for e in hard)
+    hard = [e for e in mine if e.kind in HARD_KINDS]
+    detected = [e for e in mine if e.kind == "detected"]
+    recovered = [e for e in mine if e.kind == "recovered"]
+    persistent = [e for e in mine if e.kind == "persistent"]
+    in_window = [e for e in recovered if e.extra.get("in_window")]
+    blocked = sum(e.kind in CONTAINED for e in hard)
     open_steps = _open_steps(mine, steps)
     hard_compliance = blocked / len(hard) if hard else 1.0
     soft_compliance = len(in_window) / len(detected) if detected else 1.0
     drift = len(open_steps) / steps if steps else 0.0
-    loaded = next((e for e in mine if e.get("kind") == "loaded"), {})
+    loaded = next((e.extra for e in mine if e.kind == "loaded"), {})
     return {
         "contract": loaded.get("name", ""),
         "sources": loaded.get("sources", []),
@@ -37,21 +38,21 @@ def contract_report(events: list[dict[str, Any]], steps: int) -> dict[str, Any] 
         "hard_unblocked": len(hard) - blocked,
         "soft_detected": len(detected),
         "soft_recovered": len(recovered),
-        "recovered_within": [e.get("within", 0) for e in recovered],
+        "recovered_within": [e.extra.get("within", 0) for e in recovered],
         "soft_persistent": len(persistent),
         "hard_compliance": round(hard_compliance, 4),
         "soft_compliance": round(soft_compliance, 4),
         "drift": round(drift, 4),
         "reliability": round(hard_compliance * soft_compliance * (1 - drift), 4),
-        "violations": [_line(e) for e in mine if e.get("kind") in HARD_KINDS + ("detected", "persistent", "final_revert")],
+        "violations": [contract_line(e) for e in mine if e.kind in VIOLATION_KINDS],
     }
 
 
-def _open_steps(events: list[dict[str, Any]], steps: int) -> set[int]:
-    open_since: dict[str, int] = {}
+def _open_steps(events: list[ev.ContractEvent], steps: int) -> set[int]:
+    open_since: dict[str | None, int] = {}
     covered: set[int] = set()
     for event in events:
-        rule, kind, step = event.get("rule"), event.get("kind"), event.get("step") or 0
+        rule, kind, step = event.rule, event.kind, event.step or 0
         if kind == "detected":
             open_since.setdefault(rule, step)
         elif kind in ("recovered", "persistent") and rule in open_since:
@@ -59,31 +60,6 @@ def _open_steps(events: list[dict[str, Any]], steps: int) -> set[int]:
     for since in open_since.values():
         covered.update(range(since, steps + 1))
     return covered
-
-
-def _line(event: dict[str, Any]) -> str:
-    """One line per violation, for people: `sessions show`, the PR body, the TUI."""
-    kind = event.get("kind")
-    if kind == "final_revert":
-        return f"step {event.get('step')}: patch cleaned: {', '.join(event.get('files', []))} reset"
-    verb = {"blocked": "blocked", "reverted": "reverted", "masked": "masked", "violated": "NOT contained",
-            "detected": "soft, detected", "persistent": "soft, persistent"}[kind]
-    message = f": {event['message']}" if event.get("message") else ""
-    return f"step {event.get('step')}: {event.get('rule')} ({verb}){message}"
-
-
-def event_line(event: dict[str, Any]) -> str | None:
-    """The line a progress display shows for a contract event, or None for those it skips."""
-    kind = event.get("kind")
-    if kind in HARD_KINDS + ("detected", "persistent", "final_revert"):
-        return "contract " + _line(event)
-    if kind == "recovered":
-        return f"contract step {event.get('step')}: {event.get('rule')} recovered within {event.get('within')} steps"
-    if kind in ("autonomy", "escalate"):
-        return f"contract step {event.get('step')}: {event.get('reason')}; every command now needs your confirmation"
-    if kind == "fallback":
-        return f"contract step {event.get('step')}: {event.get('rule')} not restored; fallback: {event.get('fallback')}"
-    return None
 
 
 def contract_lines(report: dict[str, Any]) -> list[str]:

@@ -5,11 +5,13 @@ changed since)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.config import home
-from live_swe.contracts.engine import ContractEngine
+from live_swe.contracts.engine import ContractEngine, contract_event
 from live_swe.contracts.load import load_for_run
 from live_swe.contracts.model import Contract
 from live_swe.contracts.preconditions import check_preconditions, run_fields
@@ -37,18 +39,18 @@ def run_contract(request: Any) -> RunContract:
     return RunContract(contract, tuple(sources), tuple(graded or ()))
 
 
-def recorded_contract(events: list[dict[str, Any]]) -> RunContract | None:
+def recorded_contract(events: Iterable[ev.Event]) -> RunContract | None:
+    """The contract the session's run started with (its ``loaded`` event), for resume."""
     for event in events:
-        if event.get("t") == "contract" and event.get("kind") == "loaded" and "contract" in event:
-            return RunContract(Contract.model_validate(event["contract"]), tuple(event.get("sources", ())),
-                               tuple(event.get("graded", ())))
+        if isinstance(event, ev.ContractEvent) and event.kind == "loaded" and "contract" in event.extra:
+            return RunContract(Contract.model_validate(event.extra["contract"]), tuple(event.extra.get("sources", ())),
+                               tuple(event.extra.get("graded", ())))
     return None
 
 
 def contract_engine(run: RunContract, *, env, base: str, patch_fn, emit) -> ContractEngine:
     engine = ContractEngine(run.contract, env=env, base_commit=base, patch_fn=patch_fn, emit=emit,
                             graded_test_files=run.graded)
-    emit({"t": "contract", "kind": "loaded", "name": run.contract.name, "sources": list(run.sources),
-          "rules": len(run.contract.rules()), "graded": list(run.graded),
-          "contract": run.contract.model_dump(mode="json")})
+    emit(contract_event("loaded", name=run.contract.name, sources=list(run.sources), rules=len(run.contract.rules()),
+                        graded=list(run.graded), contract=run.contract.model_dump(mode="json")))
     return engine

@@ -19,6 +19,7 @@ from live_swe.github.api import GitHubClient
 from live_swe.github.gitops import Checkout
 from live_swe.github.progress import ProgressComment
 from live_swe.infra.redact import contains_secret, redact
+from live_swe.session.view import SessionView
 
 WRITE_ROLES = frozenset({"admin", "maintain", "write"})
 MAX_FIELD_CHARS = 20_000  # per title/body/comment: a huge issue must not blow the model's budget
@@ -181,10 +182,10 @@ def not_worth_pushing(result, hidden: list[str]) -> str:
     return ""
 
 
-def session_events(session_id: str, store) -> list[dict[str, Any]]:
+def session_view(session_id: str, store) -> SessionView:
     from live_swe.session.store import SessionStore
 
-    return (store or SessionStore.default()).open(session_id).events()[0]
+    return SessionView.read((store or SessionStore.default()).open(session_id))
 
 
 def grade_lines(session_id: str, store) -> list[str]:
@@ -196,12 +197,12 @@ def grade_lines(session_id: str, store) -> list[str]:
     return metric_lines(current_grade((store or SessionStore.default()).open(session_id)))
 
 
-def submission_summary(events: list[dict[str, Any]]) -> str:
+def submission_summary(view: SessionView) -> str:
     """What the agent said when it submitted: its last reply without the command (untrusted text).
     Code blocks it wrote in its prose stay."""
     from live_swe.grading.log import trajectory_from_events
 
-    steps = trajectory_from_events(events).steps
+    steps = trajectory_from_events(view.events).steps
     submitted = [step for step in steps if step.submitted]
     if not submitted:
         return ""

@@ -14,8 +14,8 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from live_swe import events as ev
 from live_swe.github.api import GitHubClient
 from live_swe.github.summary import MARKER
 
@@ -50,12 +50,12 @@ class ProgressComment:
         except Exception as exc:  # noqa: BLE001 - progress is a courtesy; the run goes on without it
             self.say(f"could not post the progress comment on #{self.number}: {exc}")
 
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: ev.Event) -> None:
         """A run observer: each step moves the count; an edit goes out when the interval has passed."""
-        if event.get("t") != "step" or not isinstance(event.get("step"), int):
+        if not isinstance(event, ev.Step):
             return
-        self.steps = event["step"]
-        self.cost = float(event.get("cost") or self.cost)
+        self.steps = event.step
+        self.cost = event.cost or self.cost
         if self.comment_id is None or time.monotonic() - self._last_edit < UPDATE_INTERVAL:
             return
         self._last_edit = time.monotonic()

@@ -31,7 +31,7 @@ from live_swe.github.flow import (
     has_write,
     refused,
     run_agent,
-    session_events,
+    session_view,
     settle,
     submission_summary,
     untrusted_note,
@@ -123,15 +123,15 @@ def resolve_issue(
             return outcome  # 5. nothing worth pushing
 
         # 4. commit, push, pull request, link
-        events = session_events(result.session_id, store)
+        view = session_view(result.session_id, store)
         checkout.commit_patch(result.patch, base_sha, summary.commit_message(number, issue.get("title") or "", result.session_id),
                               author=Identity.for_actor(actor), committer=Identity(BOT_NAME, BOT_EMAIL))
         checkout.push(branch)
         outcome.pushed = True
         say(f"pushed {branch}")
-        body = summary.pr_body(facts, checkout.diffstat(base_sha), events, hidden,
+        body = summary.pr_body(facts, checkout.diffstat(base_sha), view, hidden,
                                grade_lines=grade_lines(result.session_id, store),
-                               agent_summary=submission_summary(events))
+                               agent_summary=submission_summary(view))
         title = summary.pr_title(number, issue.get("title") or "")
         pull, updated = _open_or_update_pull(client, branch, base_name, title, body, options.draft)
         outcome.pr_number, outcome.pr_url = pull["number"], pull["html_url"]

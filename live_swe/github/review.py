@@ -26,7 +26,7 @@ from live_swe.github.flow import (
     grade_lines,
     refused,
     run_agent,
-    session_events,
+    session_view,
     settle,
     submission_summary,
     untrusted_note,
@@ -111,7 +111,7 @@ def continue_pull(options: ResolveOptions, client: GitHubClient, hooks, store,
                                                  "actor": actor}}, facts, with_observer(hooks, progress.observe), store)
         if settle(result, outcome, progress, facts, hidden, say, "address the review comments"):
             return outcome
-        events = session_events(result.session_id, store)
+        view = session_view(result.session_id, store)
         message = (f"Address review comments on #{number}\n\nWritten by live-swe (session {result.session_id}), "
                    f"asked by {actor}.\n")
         commit = checkout.commit_patch(result.patch, head_sha, message, author=Identity.for_actor(actor),
@@ -119,8 +119,8 @@ def continue_pull(options: ResolveOptions, client: GitHubClient, hooks, store,
         checkout.push(branch, expected=head_sha)  # someone else's newer commit is never overwritten
         outcome.pushed, outcome.pr_number, outcome.pr_url = True, number, pull.get("html_url")
         say(f"pushed {commit[:10]} to {branch}")
-        report = summary.run_report(facts, checkout.diffstat(head_sha), events, hidden,
-                                    grade_lines(result.session_id, store), submission_summary(events))
+        report = summary.run_report(facts, checkout.diffstat(head_sha), view, hidden,
+                                    grade_lines(result.session_id, store), submission_summary(view))
         progress.finish(redact(f"{summary.MARKER}\nlive-swe pushed {commit[:10]} to `{branch}` for the review "
                                f"comments, asked by {summary.one_line(actor, 60)}.\n\n" + "\n".join(report) + "\n", hidden))
     outcome.status = "updated"

@@ -18,6 +18,8 @@ from typing import Any
 
 from live_swe.contracts.report import contract_report
 from live_swe.infra.redact import redact
+from live_swe.session.view import SessionView
+from live_swe.wording import change_markdown
 
 MARKER = "<!-- live-swe -->"  # marks our own comments, so a rerun does not feed them back to the agent
 
@@ -73,37 +75,9 @@ def agent_words(text: str | None, secrets: Iterable[str] = (), limit: int = SUMM
     return "\n".join(f"> {line}".rstrip() for line in lines)
 
 
-def tools_made(events: Iterable[dict[str, Any]]) -> list[str]:
-    names: list[str] = []
-    for event in events:
-        # step 0 registrations are the starting scaffold's tools, not ones the agent made
-        made_in_run = isinstance(event.get("step"), int) and event["step"] > 0
-        if event.get("t") == "tool" and event.get("kind") == "registered" and event.get("name") and made_in_run:
-            name = str(event["name"])
-            if name not in names:
-                names.append(name)
-    return names
-
-
-def scaffold_changes(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e.get("t") == "scaffold" and e.get("kind") in ("commit", "reject", "rollback")]
-
-
-def _scaffoldone_line(event: dict[str, Any]) -> str:
-    files = ", ".join(one_line(f, 80) for f in event.get("files") or []) or "no files listed"
-    step = f"step {event.get('step')}" if event.get("step") is not None else "a step"
-    kind = event.get("kind")
-    if kind == "commit":
-        rev = str(event.get("rev") or "")[:10]
-        why = f": {one_line(event.get('reason'))}" if event.get("reason") else ""
-        return f"- committed at {step} ({files}){f' `{rev}`' if rev else ''}{why}"
-    verb = "refused by the gates" if kind == "reject" else "rolled back"
-    return f"- {verb} at {step} ({files}): {one_line(event.get('why') or event.get('reason'))}"
-
-
-def contract_section(events: list[dict[str, Any]], steps: int) -> list[str]:
+def contract_section(view: SessionView, steps: int) -> list[str]:
     """The behavioural contract's record: each violation, what the kernel did, and the figures."""
-    report = contract_report(events, steps)
+    report = contract_report(view.contract_events, steps)
     if report is None:
         return []
     lines = [f"- {one_line(v, 300)}" for v in report["violations"]] or ["None."]
@@ -112,7 +86,7 @@ def contract_section(events: list[dict[str, Any]], steps: int) -> list[str]:
             f"drift {report['drift']:.2f}; reliability {report['reliability']:.2f}", ""]
 
 
-def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
+def pr_body(facts: RunFacts, diffstat: str, view: SessionView, secrets: Iterable[str] = (),
             grade_lines: Iterable[str] = (), agent_summary: str = "") -> str:
     """``grade_lines``: the trajectory's grade, one line per metric (``live_swe.grading.report``);
     ``agent_summary``: what the agent said of its change when it submitted."""
@@ -122,17 +96,17 @@ def pr_body(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secret
         "",
         "This pull request was written by the live-swe agent. Review it like any other contribution.",
         "",
-        *run_report(facts, diffstat, events, secrets, grade_lines, agent_summary),
+        *run_report(facts, diffstat, view, secrets, grade_lines, agent_summary),
     ]
     return redact("\n".join(parts) + "\n", secrets)
 
 
-def run_report(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], secrets: Iterable[str] = (),
+def run_report(facts: RunFacts, diffstat: str, view: SessionView, secrets: Iterable[str] = (),
                grade_lines: Iterable[str] = (), agent_summary: str = "") -> list[str]:
     """The sections a pull request body, or the comment on a continued pull request, gives of one run."""
-    tools = tools_made(events)
+    tools = view.tools_made
     grade = [f"- {one_line(line, 300)}" for line in grade_lines]
-    changes = scaffold_changes(events)
+    changes = view.scaffold_changes
     said = agent_words(agent_summary, secrets) if agent_summary.strip() else "> (the agent gave no summary)"
     return [
         "### Summary, in the agent's words",
@@ -147,10 +121,10 @@ def run_report(facts: RunFacts, diffstat: str, events: list[dict[str, Any]], sec
         "\n".join(f"- `{one_line(name, 60)}`" for name in tools) if tools else "None.",
         "",
         "### Scaffold changes",
-        "\n".join(_scaffoldone_line(e) for e in changes) if changes else "None.",
+        "\n".join(change_markdown(c, one_line) for c in changes) if changes else "None.",
         "",
         *(["### Trajectory grade (0-3 per metric; `live-swe grade` explains it)", *grade, ""] if grade else []),
-        *contract_section(events, facts.steps),
+        *contract_section(view, facts.steps),
         "### Run",
         f"- steps: {facts.steps}",
         f"- cost: ${facts.cost:.4f}",

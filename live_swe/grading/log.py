@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-import time
+from collections.abc import Iterable
 from typing import Any
 
+from live_swe import events as ev
 from live_swe.grading.plans import extract_plan
 from live_swe.grading.trajectory import ScaffoldChange, Step, ToolChange, Trajectory
 from live_swe.session.store import RunStatus, Session
+from live_swe.session.view import SessionView
 
-GRADE_EVENT = "grade"
 _OUTPUT = re.compile(r"<output>\n?(.*?)\n?</output>", re.DOTALL)
 _HEAD_TAIL = re.compile(r"<output_head>\n?(.*?)\n?</output_head>.*?<output_tail>\n?(.*?)\n?</output_tail>", re.DOTALL)
 
@@ -45,13 +46,6 @@ def _tool_call_command(message: dict[str, Any]) -> str | None:
         command = arguments.get("command") if isinstance(arguments, dict) else None
         return command if isinstance(command, str) else None
     return None
-
-
-def _int(value: Any, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 class _Reader:
@@ -86,34 +80,34 @@ class _Reader:
                 step.observation = content
                 step.output, step.truncated = output_of(content)
 
-    def event(self, event: dict[str, Any]) -> None:
-        kind, number = event.get("t"), _int(event.get("step"))
-        if kind == "message" and isinstance(event.get("message"), dict):
-            self.message(number, event["message"])
-        elif kind == "step" and isinstance(event.get("command"), str):
-            step = self.step(number)
-            step.command = event["command"]
-            step.returncode = _int(event.get("returncode"))
-            step.timed_out = bool(event.get("timed_out"))
-            self.last_command_step = number
-        elif kind == "format_error":
-            self.step(number).format_error = str(event.get("reason") or "format error")
-        elif kind == "review":
-            self.step(number).review = str(event.get("decision") or "")
-        elif kind == "tool":
-            change = ToolChange(number, str(event.get("kind") or ""), str(event.get("name") or ""),
-                                str(event.get("why") or ""))
-            if number <= 0:
-                if change.kind == "registered":
-                    self.start_tools.append(change.name)
-            else:
-                self.step(number).tools.append(change)
-        elif kind == "scaffold" and number > 0:
-            self.step(number).scaffold.append(ScaffoldChange(
-                number, str(event.get("kind") or ""), tuple(str(f) for f in event.get("files") or []),
-                str(event.get("why") or ""), str(event.get("reason") or "")))
-        elif kind == "end":
-            self.status, self.exit_message = str(event.get("status") or "unknown"), str(event.get("message") or "")
+    def event(self, event: ev.Event) -> None:
+        match event:
+            case ev.Message() if event.message:
+                self.message(event.step, event.message)
+            case ev.Step():
+                step = self.step(event.step)
+                step.command, step.returncode, step.timed_out = event.command, event.returncode or 0, event.timed_out
+                self.last_command_step = event.step
+            case ev.FormatError():
+                self.step(event.step).format_error = event.reason or "format error"
+            case ev.Review():
+                self.step(event.step).review = event.decision
+            case ev.ToolChange():
+                self._tool(event)
+            case ev.ScaffoldChange() if (event.step or 0) > 0:
+                self.step(event.step).scaffold.append(ScaffoldChange(
+                    event.step, event.kind, tuple(event.files), event.why, event.reason))
+            case ev.End():
+                self.status, self.exit_message = event.status or "unknown", event.message
+
+    def _tool(self, event: ev.ToolChange) -> None:
+        number = event.step or 0
+        change = ToolChange(number, event.kind, event.name, event.why)
+        if number <= 0:
+            if change.kind == "registered":
+                self.start_tools.append(change.name)
+        else:
+            self.step(number).tools.append(change)
 
     def trajectory(self, task: str, patch: str, status: str | None) -> Trajectory:
         status = status or self.status
@@ -125,36 +119,36 @@ class _Reader:
                           start_tools=tuple(self.start_tools))
 
 
-def trajectory_from_events(events: list[dict[str, Any]], *, task: str = "", patch: str = "",
+def trajectory_from_events(events: Iterable[ev.Event | dict[str, Any]], *, task: str = "", patch: str = "",
                            status: str | None = None) -> Trajectory:
     """The trajectory a session log records (``status``: how it ended, when known better elsewhere)."""
     reader = _Reader()
     for event in events:
-        reader.event(event)
+        reader.event(ev.parse(event))
     return reader.trajectory(task, patch, status)
 
 
 def load_trajectory(session: Session) -> Trajectory:
     """A session's trajectory: its log, task, status and patch."""
-    events, _problems = session.events()
+    view = SessionView.read(session)
     meta = session.meta
-    status = meta.status if meta.status != "running" else None
-    return trajectory_from_events(events, task=meta.task, patch=session.patch(), status=status)
+    status = meta.status if meta.status != RunStatus.RUNNING else None
+    return trajectory_from_events(view.events, task=meta.task, patch=session.patch(), status=status)
 
 
 # -- the grade event ---------------------------------------------------------------------------------
 
-def grade_event(grade: dict[str, Any]) -> dict[str, Any]:
+def grade_event(grade: dict[str, Any]) -> ev.GradeRecorded:
     """The log line a judged grade is saved as (appended after the run's own events)."""
-    return {"t": GRADE_EVENT, "grade": grade, "ts": round(time.time(), 3)}
+    return ev.GradeRecorded(grade=grade)
 
 
-def saved_grade(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+def saved_grade(events: Iterable[ev.Event | dict[str, Any]]) -> dict[str, Any] | None:
     """The last grade saved in the log, if it graded the run as it now stands (no step came after it)."""
     found, steps_after = None, 0
-    for event in events:
-        if event.get("t") == GRADE_EVENT and isinstance(event.get("grade"), dict):
-            found, steps_after = event["grade"], 0
-        elif event.get("t") == "step":
+    for event in map(ev.parse, events):
+        if isinstance(event, ev.GradeRecorded) and event.grade:
+            found, steps_after = event.grade, 0
+        elif isinstance(event, ev.Step):
             steps_after += 1
     return found if found is not None and steps_after == 0 else None

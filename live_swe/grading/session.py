@@ -10,6 +10,7 @@ from live_swe.grading.judge import DEFAULT_PROMPT_CHARS
 from live_swe.grading.log import grade_event, load_trajectory, saved_grade
 from live_swe.models.base import Model
 from live_swe.session.store import Session, SessionError, SessionStore
+from live_swe.session.view import SessionView
 
 
 def grade_session(session: Session, judge: Model | None = None, *, save: bool = False,
@@ -24,8 +25,7 @@ def grade_session(session: Session, judge: Model | None = None, *, save: bool = 
 
 def current_grade(session: Session) -> Grade:
     """What readers show: the judged grade saved for the run as it stands, else the analysers' grade."""
-    events, _problems = session.events()
-    saved = saved_grade(events)
+    saved = saved_grade(SessionView.read(session).events)
     if saved is not None:
         return Grade.from_json(saved)
     return grade_session(session)

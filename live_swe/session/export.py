@@ -52,7 +52,7 @@ def summary(session: Session, view: SessionView | None = None) -> dict[str, Any]
         "patch": session.patch(),
         "log_problems": list(view.problems),
     }
-    data["contract"] = contract_report(view.records(), data["steps"])
+    data["contract"] = contract_report(view.contract_events, data["steps"])
     return data
 
 

@@ -131,11 +131,10 @@ class Session:
         with self._writing(self.meta_path):
             files.write_atomic(self.meta_path, self.redact(self.meta.model_dump_json(indent=2)))
 
-    def append(self, event: Event | dict[str, Any]) -> None:
+    def append(self, event: Event) -> None:
         """Append one event line, redacted, with one ``write`` to the OS (survives ``kill -9`` of this
         process). A write that fails (a full disk) is taken back whole: the log never keeps half a line."""
-        record = event.record() if isinstance(event, Event) else event  # dict: writers not yet typed
-        line = (self.redact(json.dumps(record, ensure_ascii=False, default=str)) + "\n").encode("utf-8")
+        line = (self.redact(json.dumps(event.record(), ensure_ascii=False, default=str)) + "\n").encode("utf-8")
         with self._writing(self.events_path):
             if self._log is None:
                 fd = files.open_no_follow(self.events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
