@@ -37,8 +37,9 @@ class Event:
         """The JSON object written to the log (``"t"`` first, then the fields, then ``extra``)."""
         data: dict[str, Any] = {"t": self.T}
         for f in dataclasses.fields(self):
-            if f.name != "extra":
-                data[f.name] = getattr(self, f.name)
+            value = getattr(self, f.name)
+            if f.name != "extra" and not (value is None and f.default is None and f.name != "ts"):
+                data[f.name] = value  # an optional field left unset is not written (as before the classes)
         for key, value in self.extra.items():
             data.setdefault(key, value)
         if data.get("ts") is None:
