@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -208,12 +209,11 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
                  model=request.model, limits=request.limits,
                  sandbox={"mode": request.sandbox, "network": request.network},
                  api_base=_without_credentials(request.api_base) if request.api_base else None)
-    env = None
-    try:
+    with _ending(session) as ending:
         materialize(request.scaffold_ref, session.scaffold_dir, library=home() / "tools")
         baseline = working_tree_commit(request.repo, session.id) if request.allow_dirty and request.repo else None
-        env = _make_env(session, request.env, request.image, request.repo, request.repo_dir, request.labels,
-                        confinement={"mode": request.sandbox, "network": request.network})
+        env = ending.env = _make_env(session, request.env, request.image, request.repo, request.repo_dir,
+                                     request.labels, confinement={"mode": request.sandbox, "network": request.network})
         session.meta.repo_dir = env.repo_dir
         session.meta.base_commit = baseline or base_commit(env)
         record_base(session, session.meta.base_commit)
@@ -226,13 +226,6 @@ def start_run(request: RunRequest, hooks: RunHooks | None = None, store: Session
         agent.start(request.task, repo_map=request.repo_map or _repo_map(request, agent, session, env),
                     repo_instructions=instructions.text if instructions else "")
         return agent.run()
-    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
-        _record_failure(session, exc)
-        raise
-    finally:
-        if env is not None:
-            env.close()
-        session.close()
 
 
 def resume_run(session_id: str, hooks: RunHooks | None = None, store: SessionStore | None = None,
@@ -284,9 +277,8 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
     limits = limits or start.kernel_limits(limit_overrides)
     meta.base_commit = start.base_commit
     meta.status = RunStatus.RUNNING
-    env = None
-    try:
-        env = _make_env(session, start.env, start.image, repo, start.repo_dir, confinement=confinement)
+    with _ending(session) as ending:
+        env = ending.env = _make_env(session, start.env, start.image, repo, start.repo_dir, confinement=confinement)
         if not meta.base_commit:  # the first run stopped before it knew its starting commit
             meta.base_commit = base_commit(env)
             record_base(session, meta.base_commit)
@@ -294,13 +286,6 @@ def _resume(session: Session, session_id: str, hooks: RunHooks, limits: KernelLi
             _restore_container_work(session, env)
         agent = _agent(session, env, model, limits, hooks, recorded_contract(view.contract_events))
         return _go_on(agent, model, view, follow_up)
-    except (Exception, KeyboardInterrupt) as exc:  # a stop before the loop runs ends the session too
-        _record_failure(session, exc)
-        raise
-    finally:
-        if env is not None:
-            env.close()
-        session.close()
 
 
 def _check_resumable(status: str, session_id: str, follow_up: str | None) -> None:
@@ -380,6 +365,27 @@ def _repo_map(request: RunRequest, agent: Agent, session: Session, env: Environm
     session.append(ev.RepoMap(source=source, files=result.files, parsed=result.parsed, shown=result.shown,
                               tokens=result.tokens, seconds=round(result.seconds, 3)))
     return result.text
+
+
+@dataclass
+class _Ending:
+    env: Environment | None = None  # closed when the run ends, once it is made
+
+
+@contextmanager
+def _ending(session: Session) -> Iterator[_Ending]:
+    """A run's end: its environment closed and its session let go however it ends; a stop before
+    the loop runs (a missing image, Ctrl-C) is recorded as the session's end too."""
+    ending = _Ending()
+    try:
+        yield ending
+    except (Exception, KeyboardInterrupt) as exc:
+        _record_failure(session, exc)
+        raise
+    finally:
+        if ending.env is not None:
+            ending.env.close()
+        session.close()
 
 
 def _record_failure(session: Session, exc: BaseException) -> None:
