@@ -16,6 +16,7 @@ import dataclasses
 import time
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -60,13 +61,13 @@ class Event:
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Event:
-        hints = _hints(cls)
+        checks = _checks(cls)
         values, extra = {}, {}
         for key, value in data.items():
             if key in ("t", "extra"):
                 continue
-            if key in hints:
-                if _fits(value, hints[key]):
+            if key in checks:
+                if checks[key](value):
                     values[key] = value
             else:
                 extra[key] = value
@@ -308,31 +309,36 @@ def parse_all(records: list[dict[str, Any]]) -> list[Event]:
     return [parse(record) for record in records]
 
 
-# -- tolerant type checks -------------------------------------------------------------------------------
-_HINTS: dict[type, dict[str, Any]] = {}
+# -- tolerant type checks (one predicate per declared field, made once per class) --------------------------
+_CHECKS: dict[type, dict[str, Callable[[Any], bool]]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = {k: v for k, v in typing.get_type_hints(cls).items() if k not in ("T", "extra")}
-    return _HINTS[cls]
+def _checks(cls: type) -> dict[str, Callable[[Any], bool]]:
+    if cls not in _CHECKS:
+        hints = typing.get_type_hints(cls)
+        _CHECKS[cls] = {k: _checker(v) for k, v in hints.items() if k not in ("T", "extra")}
+    return _CHECKS[cls]
 
 
 def _fits(value: Any, hint: Any) -> bool:
+    return _checker(hint)(value)
+
+
+def _checker(hint: Any) -> Callable[[Any], bool]:
+    """Whether a value read from JSON fits ``hint`` (a bool is no number; a list's items are checked)."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(_fits(value, arm) for arm in typing.get_args(hint))
+        arms = [_checker(arm) for arm in typing.get_args(hint)]
+        return lambda value: any(arm(value) for arm in arms)
     if hint is type(None):
-        return value is None
+        return lambda value: value is None
+    if hint is Any:
+        return lambda value: True
     origin = typing.get_origin(hint) or hint
-    if origin is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if origin is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+    if origin in (int, float):
+        kinds = (int, float) if origin is float else (int,)
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
-        return isinstance(value, list) and (item is Any or all(_fits(v, item) for v in value))
-    if origin is dict:
-        return isinstance(value, dict)
-    if hint is Any:
-        return True
-    return isinstance(value, origin)
+        fits_item = _checker(item)
+        return lambda value: isinstance(value, list) and all(fits_item(v) for v in value)
+    return lambda value: isinstance(value, origin)

@@ -39,6 +39,7 @@ from live_swe.bench.ray_cluster import (
 from live_swe.bench.suites import Instance, Suite
 from live_swe.environments.base import EnvironmentError_
 from live_swe.errors import UserError
+from live_swe.session.store import RunStatus
 
 POLL_S = 0.5  # how often a waiting thread looks at the batch's stop flag
 CANCEL_GRACE_S = 15.0  # how long a cancelled task gets to end its session before it is killed
@@ -101,12 +102,17 @@ class RayBatch(_Batch):
         place = self.store.root / session_id
         if outcome is None:
             _remove_if_empty(place)
-            if failure is None:
+            if failure is None or self.stop.is_set():  # a task cut short by the stop fails as it goes
                 return _record(job, self.model, status="interrupted", reason="the batch was interrupted"), ""
             return _record(job, self.model, reason=f"the Ray task failed: {failure}", error_kind="environment"), ""
         unpack(outcome["session"], place)
         _remove_if_empty(place)
-        return outcome["record"], outcome["patch"]
+        record = outcome["record"]
+        if self.stop.is_set() and not record.get("finished"):  # as the thread pool: the stop cut it short
+            # (the cancel may reach the agent as an error, its container going away under it)
+            record = {**record, "status": RunStatus.INTERRUPTED, "reason": record.get("reason") or "the batch was interrupted"}
+            record.pop("error_kind", None)
+        return record, outcome["patch"]
 
     def _task_arguments(self, job: InstanceJob, session_id: str) -> tuple:
         """What the task is sent (no keys: those travel in its runtime environment)."""

@@ -98,10 +98,6 @@ class SessionView:
     def contract_events(self) -> list[ev.ContractEvent]:
         return self.of_kind(ev.ContractEvent)
 
-    def records(self) -> list[dict[str, Any]]:
-        """The log as plain records (for readers that take the on-disk shape)."""
-        return [e.record() for e in self.events]
-
 
 def change_json(change: ev.ScaffoldChange) -> dict[str, Any]:
     """A scaffold change as ``sessions log --json`` and ``sessions show --json`` give it."""
