@@ -56,9 +56,8 @@ def _imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
         package = module.split(".") if is_package else module.split(".")[:-1]
         package = package[: len(package) - (node.level - 1)]
         base = ".".join(package + ([node.module] if node.module else []))
-    if node.module is None or node.level:  # `from . import x` may name submodules
-        return [base] + [f"{base}.{alias.name}" for alias in node.names]
-    return [base]
+    # `from . import x` and `from live_swe import events` may name submodules
+    return [base] + [f"{base}.{alias.name}" for alias in node.names]
 
 
 def build(root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
