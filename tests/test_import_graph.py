@@ -57,3 +57,15 @@ def test_the_kernel_importing_godel_is_refused_but_the_command_line_may(tmp_path
     found = graph.problems(*graph.build(root))
     assert "live_swe.runner imports godel: the kernel must not depend on the Gödel engine" in found
     assert not any(line.startswith("live_swe.cli ") for line in found)
+
+
+def test_a_module_named_in_from_package_import_is_an_edge_to_it(tmp_path):
+    graph = _load()
+    root = _tree(tmp_path, {
+        "live_swe/events.py": "from live_swe.session import store\n",
+        "live_swe/session/__init__.py": "",
+        "live_swe/session/store.py": "from live_swe import events as ev\n",
+    })
+    top, _lazy = graph.build(root)
+    assert top["live_swe.session"] == {"live_swe.events"} and top["live_swe.events"] == {"live_swe.session"}
+    assert graph.problems(*graph.build(root)) == ["import cycle between packages: live_swe.events <-> live_swe.session"]
