@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -10,6 +11,12 @@ import pytest
 from fake_github import FakeGitHub
 
 from live_swe.github.summary import MARKER
+
+# A suite started in the background of a non-interactive shell (`nohup ... &`) inherits SIGINT
+# ignored, and so would every live-swe process a test starts: the Ctrl-C tests would then test
+# nothing but that. A handled SIGINT here is reset to the default in each child at exec.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BASE_IMAGE = os.environ.get("LIVE_SWE_TEST_BASE_IMAGE", "live-swe-base")
