@@ -60,6 +60,15 @@ def _imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
     return [base] + [f"{base}.{alias.name}" for alias in node.names]
 
 
+def _is_module(root: Path, name: str) -> bool:
+    """A module or package of the scanned tree, or a third-party one (not a name inside a module)."""
+    parts = name.split(".")
+    if parts[0] not in ROOTS:
+        return True
+    path = root.joinpath(*parts)
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def build(root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """(module-level edges, function-local edges) between nodes."""
     top: dict[str, set[str]] = defaultdict(set)
@@ -76,6 +85,8 @@ def build(root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
                     top_level.update(id(n) for n in ast.walk(statement))
             for node in ast.walk(tree):
                 for name in _imported(node, module, path.name == "__init__.py"):
+                    if not _is_module(root, name):  # `from live_swe import __version__`: a name, no module
+                        continue
                     target = node_of(name)
                     if target and target not in (source, "live_swe"):
                         (top if id(node) in top_level else lazy)[source].add(target)
