@@ -285,6 +285,12 @@ class ContractEvent(Event):
     rule: str | None = None
     severity: str | None = None
 
+    @classmethod
+    def of(cls, kind: str, *, step: int | None = None, rule: str | None = None, severity: str | None = None,
+           **fields: Any) -> ContractEvent:
+        """A contract event whose kind-specific fields are given by name (they go into ``extra``)."""
+        return cls(kind=kind, step=step, rule=rule, severity=severity, extra=fields)
+
 
 @dataclass(kw_only=True)
 class GradeRecorded(Event):

@@ -326,8 +326,8 @@ class Agent:
         approver: a headless run), lowering autonomy or escalating stops the run and marks it."""
         if action == "stop" or self.approver is None:
             raise _Stop(RunStatus.CONTRACT_STOPPED, f"contract: {reason}")
-        self.emit(ev.ContractEvent(kind="autonomy" if action == "reduce_autonomy" else "escalate", step=self.step,
-                                   extra={"reason": reason}))
+        self.emit(ev.ContractEvent.of("autonomy" if action == "reduce_autonomy" else "escalate", step=self.step,
+                                      reason=reason))
 
     def _contract_patch(self, patch: str) -> str:
         """The patch, with any hard violation the steps let through taken out; open soft violations
@@ -336,8 +336,7 @@ class Agent:
         try:
             cleaned = self.contracts.clean_patch(patch, self.step)
         except (EnvironmentError_, KeyboardInterrupt) as exc:
-            self.emit(ev.ContractEvent(kind="final_revert", step=self.step,
-                                       extra={"files": [], "error": str(exc)[:300]}))
+            self.emit(ev.ContractEvent.of("final_revert", step=self.step, files=[], error=str(exc)[:300]))
             return ""  # a patch that could not be checked is not submitted
         return patch if cleaned is None else cleaned
 

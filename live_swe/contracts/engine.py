@@ -30,11 +30,6 @@ from live_swe.environments.base import Environment
 Emit = Callable[[ev.Event], None]
 
 
-def contract_event(kind: str, *, step: int | None = None, rule: str | None = None, severity: str | None = None,
-                   **fields: Any) -> ev.ContractEvent:
-    """A contract event; the fields its kind carries beyond these go into ``extra`` (same record on disk)."""
-    return ev.ContractEvent(kind=kind, step=step, rule=rule, severity=severity, extra=fields)
-
 
 @dataclass
 class Verdict:
@@ -99,7 +94,7 @@ class ContractEngine:
         self.contract = merge([self.base_contract, extra], name=self.base_contract.name + "+scaffold") \
             if extra is not None else self.base_contract
         self._split()
-        self.emit(contract_event("loaded", source="scaffold", rules=len(self.contract.rules())))
+        self.emit(ev.ContractEvent.of("loaded", source="scaffold", rules=len(self.contract.rules())))
 
     def start(self) -> None:
         """A run begins. The diff it starts from (the person's own changes, or a resumed session's) is
@@ -235,7 +230,7 @@ class ContractEngine:
             self._read_patch()
             self._measure()
             if error:
-                self.emit(contract_event("revert_failed", step=step, error=error))
+                self.emit(ev.ContractEvent.of("revert_failed", step=step, error=error))
             for kind, rule, culprits in to_undo:
                 self._event("violated" if error else "reverted", step, rule, kind, fields, files=culprits)
                 verdict.notes.append(f"{NOTE_PREFIX} {rule.message or rule.id} ({rule.id}); " + (
@@ -265,7 +260,7 @@ class ContractEngine:
             if not self._broken(rule, fields):
                 if state is not None and holds(rule.check, fields):
                     del self._open[rule.id]
-                    self.emit(contract_event("recovered", step=step, rule=rule.id, severity="soft",
+                    self.emit(ev.ContractEvent.of("recovered", step=step, rule=rule.id, severity="soft",
                                             within=step - state.since, in_window=step - state.since <= rec.k))
                 continue
             if state is None:
@@ -276,7 +271,7 @@ class ContractEngine:
             if state.attempts < rec.max_attempts and step - state.since < rec.k:
                 state.attempts += 1
                 strategy = rule.recovery
-                self.emit(contract_event("recovery", step=step, rule=rule.id, severity="soft", strategy=strategy,
+                self.emit(ev.ContractEvent.of("recovery", step=step, rule=rule.id, severity="soft", strategy=strategy,
                                         attempt=state.attempts))
                 note = f"{NOTE_PREFIX} {rule.message or rule.id} (soft rule {rule.id}, correction {state.attempts} of {rec.max_attempts})."
                 if hold:
@@ -288,7 +283,7 @@ class ContractEngine:
                     _escalate(verdict, strategy, f"soft rule {rule.id}: {rule.message}")
             else:
                 state.fell_back = True
-                self.emit(contract_event("fallback", step=step, rule=rule.id, severity="soft", fallback=rec.fallback))
+                self.emit(ev.ContractEvent.of("fallback", step=step, rule=rule.id, severity="soft", fallback=rec.fallback))
                 if rec.fallback != "continue":
                     _escalate(verdict, rec.fallback, f"soft rule {rule.id} not restored: {rule.message}")
         return verdict
@@ -306,17 +301,17 @@ class ContractEngine:
             return None
         earlier = list({id(s): s for p, s in self._initial.items() if p in bad}.values())
         error = restore_files(self.env, self.base, sorted(set(bad)), earlier)
-        self.emit(contract_event("final_revert", step=step, files=sorted(set(bad)), **({"error": error} if error else {})))
+        self.emit(ev.ContractEvent.of("final_revert", step=step, files=sorted(set(bad)), **({"error": error} if error else {})))
         return self.patch_fn()
 
     def close(self, step: int) -> None:
         for rule_id, state in self._open.items():
-            self.emit(contract_event("persistent", step=step, rule=rule_id, severity="soft", since=state.since))
+            self.emit(ev.ContractEvent.of("persistent", step=step, rule=rule_id, severity="soft", since=state.since))
         self._open.clear()
 
     def _event(self, kind: str, step: int, rule: Rule, severity: str, fields: dict[str, Any], **extra) -> None:
         shown = {f: fields.get(f) for f in sorted(rule.fields()) if f in fields and f != "command"}
-        self.emit(contract_event(kind, step=step, rule=rule.id, severity=severity, message=rule.message,
+        self.emit(ev.ContractEvent.of(kind, step=step, rule=rule.id, severity=severity, message=rule.message,
                                 fields=_short(shown), **extra))
 
 

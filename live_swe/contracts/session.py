@@ -11,7 +11,7 @@ from typing import Any
 
 from live_swe import events as ev
 from live_swe.config import home
-from live_swe.contracts.engine import ContractEngine, contract_event
+from live_swe.contracts.engine import ContractEngine
 from live_swe.contracts.load import load_for_run
 from live_swe.contracts.model import Contract
 from live_swe.contracts.preconditions import check_preconditions, run_fields
@@ -51,6 +51,6 @@ def recorded_contract(events: Iterable[ev.Event]) -> RunContract | None:
 def contract_engine(run: RunContract, *, env, base: str, patch_fn, emit) -> ContractEngine:
     engine = ContractEngine(run.contract, env=env, base_commit=base, patch_fn=patch_fn, emit=emit,
                             graded_test_files=run.graded)
-    emit(contract_event("loaded", name=run.contract.name, sources=list(run.sources), rules=len(run.contract.rules()),
+    emit(ev.ContractEvent.of("loaded", name=run.contract.name, sources=list(run.sources), rules=len(run.contract.rules()),
                         graded=list(run.graded), contract=run.contract.model_dump(mode="json")))
     return engine
